@@ -1,0 +1,29 @@
+//! Merge engines: turn one pre-tokenized piece into token ids.
+//!
+//! - [`rank`]: tiktoken's rank BPE (merge the adjacent pair whose concatenation has the lowest
+//!   rank, leftmost first), used by cl100k, o200k, Llama 3 and every `.tiktoken` vocabulary.
+
+pub mod rank;
+
+/// Where encoded ids go: a buffer, or just a counter (`Encoding.count` builds no list).
+pub trait Sink {
+    fn push(&mut self, id: u32);
+}
+
+impl Sink for Vec<u32> {
+    #[inline]
+    fn push(&mut self, id: u32) {
+        Vec::push(self, id)
+    }
+}
+
+/// Counts ids instead of storing them.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Count(pub usize);
+
+impl Sink for Count {
+    #[inline]
+    fn push(&mut self, _id: u32) {
+        self.0 += 1;
+    }
+}

@@ -1,0 +1,212 @@
+//! [`Encoder`]: special tokens + pre-tokenizer + vocabulary + merge engine, the whole encode and
+//! decode path for rank BPE. It is tiktoken's `CoreBPE`, and holds no per-call state, so one
+//! instance is shared by every thread.
+
+use crate::encode::{rank::encode_piece, Count, Sink};
+use crate::error::{Error, Result};
+use crate::pretokenize::Pretokenizer;
+use crate::special::{SpecialMatch, SpecialTokens};
+use crate::vocab::Vocab;
+
+/// Which special tokens a call treats as special (allowed) or refuses (disallowed).
+#[derive(Debug, Clone)]
+pub enum SpecialFilter {
+    None,
+    All,
+    /// Sorted ids.
+    Ids(Vec<u32>),
+}
+
+impl SpecialFilter {
+    pub fn from_ids(mut ids: Vec<u32>) -> Self {
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            SpecialFilter::None
+        } else {
+            SpecialFilter::Ids(ids)
+        }
+    }
+
+    #[inline]
+    pub fn contains(&self, id: u32) -> bool {
+        match self {
+            SpecialFilter::None => false,
+            SpecialFilter::All => true,
+            SpecialFilter::Ids(ids) => ids.binary_search(&id).is_ok(),
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        matches!(self, SpecialFilter::None)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Encoder {
+    vocab: Vocab,
+    pretokenizer: Pretokenizer,
+    specials: SpecialTokens,
+}
+
+impl Encoder {
+    /// `specials` are `(spelling, id)`; their ids must already be in `vocab`'s table as specials.
+    pub fn new(vocab: Vocab, pattern: &str, specials: Vec<(String, u32)>) -> Result<Self> {
+        for (spelling, id) in &specials {
+            if vocab.token(*id) != Some(spelling.as_bytes()) || !vocab.is_special(*id) {
+                return Err(Error::Vocab(format!(
+                    "special token {spelling:?} (id {id}) is not in the token table as a special token"
+                )));
+            }
+        }
+        Ok(Encoder {
+            vocab,
+            pretokenizer: Pretokenizer::new(pattern)?,
+            specials: SpecialTokens::new(specials)?,
+        })
+    }
+
+    /// Builds the vocabulary and the encoder in one step.
+    pub fn from_ranks<'a>(
+        mergeable: impl IntoIterator<Item = (&'a [u8], u32)>,
+        specials: Vec<(String, u32)>,
+        pattern: &str,
+    ) -> Result<Self> {
+        let vocab = Vocab::new(mergeable, specials.iter().map(|(s, id)| (s.as_bytes(), *id)))?;
+        Self::new(vocab, pattern, specials)
+    }
+
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+    pub fn specials(&self) -> &SpecialTokens {
+        &self.specials
+    }
+    pub fn pattern(&self) -> &str {
+        self.pretokenizer.pattern()
+    }
+
+    /// Encodes text with no special-token handling at all.
+    pub fn encode_ordinary_into<S: Sink>(&self, text: &str, out: &mut S) -> Result<()> {
+        self.pretokenizer.for_each_piece(text, |piece| encode_piece(&self.vocab, piece.as_bytes(), out))
+    }
+
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        self.encode_ordinary_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    /// The first occurrence of a special token that `filter` names, if any: the
+    /// disallowed-special check.
+    pub fn find_special(&self, text: &str, filter: &SpecialFilter) -> Option<SpecialMatch> {
+        if filter.is_none() {
+            return None;
+        }
+        self.specials.find_any(text, |id| filter.contains(id))
+    }
+
+    /// Encodes text, turning the spellings of `allowed` special tokens into their ids and
+    /// everything else into ordinary tokens. Like tiktoken, a special spelling that is not
+    /// allowed is skipped over one byte at a time, and the search goes on from there.
+    pub fn encode_into<S: Sink>(&self, text: &str, allowed: &SpecialFilter, out: &mut S) -> Result<()> {
+        if allowed.is_none() || self.specials.is_empty() {
+            return self.encode_ordinary_into(text, out);
+        }
+        let mut start = 0;
+        loop {
+            let mut from = start;
+            let found = loop {
+                match self.specials.find_from(text, from) {
+                    Some(m) if allowed.contains(m.id) => break Some(m),
+                    // Spellings are valid UTF-8 starting with a whole character, so the next
+                    // match cannot begin inside this one's first byte.
+                    Some(m) => from = m.start + 1,
+                    None => break None,
+                }
+            };
+            let stop = found.map_or(text.len(), |m| m.start);
+            self.encode_ordinary_into(&text[start..stop], out)?;
+            match found {
+                Some(m) => {
+                    out.push(m.id);
+                    start = m.end;
+                }
+                None => return Ok(()),
+            }
+        }
+    }
+
+    pub fn encode(&self, text: &str, allowed: &SpecialFilter) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        self.encode_into(text, allowed, &mut out)?;
+        Ok(out)
+    }
+
+    pub fn count(&self, text: &str, allowed: &SpecialFilter) -> Result<usize> {
+        let mut c = Count::default();
+        self.encode_into(text, allowed, &mut c)?;
+        Ok(c.0)
+    }
+
+    /// BPE of raw bytes as one piece, no splitting: tiktoken's `encode_single_piece`.
+    pub fn encode_single_piece(&self, bytes: &[u8]) -> Vec<u32> {
+        let mut out = Vec::new();
+        if !bytes.is_empty() {
+            encode_piece(&self.vocab, bytes, &mut out);
+        }
+        out
+    }
+
+    /// The id of bytes that are exactly one token, mergeable or special.
+    pub fn encode_single_token(&self, bytes: &[u8]) -> Option<u32> {
+        self.vocab.rank(bytes).or_else(|| {
+            std::str::from_utf8(bytes).ok().and_then(|s| self.specials.id(s))
+        })
+    }
+
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            out.extend_from_slice(self.vocab.token(id).ok_or(Error::UnknownToken(id))?);
+        }
+        Ok(out)
+    }
+
+    pub fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        self.vocab.token(id).ok_or(Error::UnknownToken(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy() -> Encoder {
+        let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        toks.push(b"ab".to_vec());
+        Encoder::from_ranks(
+            toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)),
+            vec![("<s>".into(), 300), ("<t>".into(), 301)],
+            r"\w+|\s+|[^\w\s]+",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn specials_allowed_and_not() {
+        let e = toy();
+        let allowed = SpecialFilter::from_ids(vec![300]);
+        assert_eq!(e.encode("ab<s>ab<t>", &allowed).unwrap(), vec![256, 300, 256, 60, 116, 62]);
+        assert_eq!(e.encode("ab<s>", &SpecialFilter::None).unwrap(), vec![256, 60, 115, 62]);
+        assert_eq!(e.find_special("x<t>", &SpecialFilter::All).map(|m| m.id), Some(301));
+        assert_eq!(e.count("ab<s>ab", &SpecialFilter::All).unwrap(), 3);
+    }
+
+    #[test]
+    fn decode_unknown_is_an_error() {
+        let e = toy();
+        assert!(matches!(e.decode_bytes(&[97, 299]), Err(Error::UnknownToken(299))));
+        assert_eq!(e.decode_bytes(&[256, 300]).unwrap(), b"ab<s>");
+    }
+}

@@ -1,0 +1,9 @@
+//! Vocabulary file formats whose parsing speed matters, so they are read in Rust:
+//! - [`tiktoken`]: `base64(token) rank` lines (`.tiktoken`, Llama 3's `tokenizer.model`);
+//! - [`bpe2`]: the compact binary table (64-byte header, (offset, length) per id, one blob).
+//!
+//! Every reader takes the whole file as bytes and answers a [`crate::Error::Format`] that says
+//! where the problem is; none trusts a count or offset before checking it against the size.
+
+pub mod bpe2;
+pub mod tiktoken;

@@ -1,0 +1,24 @@
+//! bytepair-core: exact byte-pair encoding with no Python in it.
+//!
+//! The parts, in the order data flows through them when encoding:
+//!
+//! - [`special`]: finds special-token spellings (`<|endoftext|>`) in text, one pass for all of them.
+//! - [`pretokenize`]: splits ordinary text into pieces with the encoding's split pattern.
+//! - [`vocab`]: the token table (id -> bytes, the BPE2 layout) and its bytes -> rank index.
+//! - [`encode`]: the merge engines; [`encode::rank`] is tiktoken's rank BPE.
+//! - [`encoder`]: [`Encoder`] ties the three together: tiktoken's `CoreBPE`.
+//! - [`formats`]: parsers and writers for vocabulary files whose speed matters (tiktoken text, BPE2).
+//!
+//! Nothing here panics on user input: every failure is an [`Error`].
+
+pub mod encode;
+pub mod encoder;
+pub mod error;
+pub mod formats;
+pub mod pretokenize;
+pub mod special;
+pub mod vocab;
+
+pub use encoder::{Encoder, SpecialFilter};
+pub use error::{Error, Result};
+pub use vocab::Vocab;

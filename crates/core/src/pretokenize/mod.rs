@@ -1,0 +1,36 @@
+//! Splitting text into pieces before BPE, exactly as the encoding's split pattern does.
+//!
+//! Today every pattern runs on [`regex::RegexSplitter`] (fancy-regex, the engine tiktoken uses,
+//! so the pieces are the same by construction). Hand-written scanners for the built-in patterns
+//! plug in here as further variants of [`Pretokenizer`], chosen by pattern text, and must give
+//! the identical pieces.
+
+pub mod regex;
+
+use crate::error::Result;
+
+#[derive(Debug, Clone)]
+pub enum Pretokenizer {
+    Regex(regex::RegexSplitter),
+}
+
+impl Pretokenizer {
+    pub fn new(pattern: &str) -> Result<Self> {
+        Ok(Pretokenizer::Regex(regex::RegexSplitter::new(pattern)?))
+    }
+
+    /// Calls `f` with each piece of `text`, in order. The pieces need not cover the text: a
+    /// pattern can skip characters it does not match (tiktoken drops them too).
+    #[inline]
+    pub fn for_each_piece<'t, F: FnMut(&'t str)>(&self, text: &'t str, f: F) -> Result<()> {
+        match self {
+            Pretokenizer::Regex(r) => r.for_each_piece(text, f),
+        }
+    }
+
+    pub fn pattern(&self) -> &str {
+        match self {
+            Pretokenizer::Regex(r) => r.pattern(),
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! The token table: id -> bytes for decoding, and the bytes -> rank index the merge engine uses.
+//!
+//! Layout follows the BPE2 file format: one byte blob holding every token back to back, and a
+//! table indexed by id of (offset, length) into it. A hole (an id with no token) has length 0.
+//! Special tokens live in the same table at their ids, so decoding is one lookup for any id, but
+//! they are kept out of the rank index: ordinary text must never merge into a special token.
+//!
+//! The index is a `hashbrown::HashTable<u32>` that stores only ranks and compares keys against
+//! the blob, so the vocabulary's bytes exist once in memory.
+
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+
+use crate::error::{Error, Result};
+
+/// Ids above this are refused: they would make the id-indexed table absurdly large.
+pub const MAX_TOKEN_ID: u32 = (1 << 31) - 1;
+
+type Hasher = foldhash::fast::FixedState;
+
+#[derive(Clone)]
+pub struct Vocab {
+    /// (offset, length) into `blob`, indexed by token id.
+    spans: Vec<(u32, u32)>,
+    blob: Vec<u8>,
+    /// Ranks of mergeable tokens, hashed by their bytes.
+    index: HashTable<u32>,
+    hasher: Hasher,
+    /// The rank of each single byte, so the merge engine never hashes one.
+    byte_ranks: [u32; 256],
+    /// Which ids are special tokens (sorted).
+    special_ids: Vec<u32>,
+    n_mergeable: usize,
+    max_token_len: usize,
+}
+
+impl std::fmt::Debug for Vocab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vocab")
+            .field("n_mergeable", &self.n_mergeable)
+            .field("n_special", &self.special_ids.len())
+            .field("table_len", &self.spans.len())
+            .finish()
+    }
+}
+
+fn show(bytes: &[u8]) -> String {
+    let mut s = String::from("b'");
+    for &b in bytes {
+        if b.is_ascii_graphic() && b != b'\'' && b != b'\\' || b == b' ' {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    s.push('\'');
+    s
+}
+
+impl Vocab {
+    /// Builds the table from mergeable tokens `(bytes, rank)` and special tokens `(bytes, id)`.
+    ///
+    /// Refuses: empty tokens, a rank or id used twice, the same bytes at two ranks, ids above
+    /// [`MAX_TOKEN_ID`], and a vocabulary that lacks one of the 256 single bytes (without all of
+    /// them some text could not be encoded at all).
+    pub fn new<'a, 'b, M, S>(mergeable: M, special: S) -> Result<Vocab>
+    where
+        M: IntoIterator<Item = (&'a [u8], u32)>,
+        S: IntoIterator<Item = (&'b [u8], u32)>,
+    {
+        let mut entries: Vec<(&[u8], u32, bool)> = Vec::new();
+        for (bytes, rank) in mergeable {
+            entries.push((bytes, rank, false));
+        }
+        let n_mergeable = entries.len();
+        for (bytes, id) in special {
+            entries.push((bytes, id, true));
+        }
+        Self::from_entries(&entries, n_mergeable)
+    }
+
+    fn from_entries(entries: &[(&[u8], u32, bool)], n_mergeable: usize) -> Result<Vocab> {
+        let max_id = entries.iter().map(|e| e.1).max().unwrap_or(0);
+        if max_id > MAX_TOKEN_ID {
+            return Err(Error::Vocab(format!("token id {max_id} is larger than {MAX_TOKEN_ID}")));
+        }
+        // An id-indexed table is only sensible when it is not mostly holes.
+        let limit = 16 * entries.len() as u64 + (1 << 20);
+        if max_id as u64 > limit {
+            return Err(Error::Vocab(format!(
+                "token id {max_id} is far beyond the {} tokens given; ids must be dense",
+                entries.len()
+            )));
+        }
+        let blob_len: usize = entries.iter().map(|e| e.0.len()).sum();
+        if blob_len > u32::MAX as usize {
+            return Err(Error::Vocab("the tokens' bytes add up to more than 4 GiB".into()));
+        }
+        let mut spans = vec![(0u32, 0u32); max_id as usize + 1];
+        let mut blob = Vec::with_capacity(blob_len);
+        let mut owner: Vec<Option<usize>> = vec![None; spans.len()];
+        let mut max_token_len = 0;
+        for (k, &(bytes, id, is_special)) in entries.iter().enumerate() {
+            if bytes.is_empty() {
+                let what = if is_special { "special token" } else { "rank" };
+                return Err(Error::Vocab(format!("{what} {id} has an empty token")));
+            }
+            if let Some(prev) = owner[id as usize] {
+                return Err(Error::Vocab(format!(
+                    "id {id} is given to both {} and {}",
+                    show(entries[prev].0),
+                    show(bytes)
+                )));
+            }
+            owner[id as usize] = Some(k);
+            spans[id as usize] = (blob.len() as u32, bytes.len() as u32);
+            blob.extend_from_slice(bytes);
+            max_token_len = max_token_len.max(bytes.len());
+        }
+        let mut vocab = Vocab {
+            spans,
+            blob,
+            index: HashTable::with_capacity(n_mergeable),
+            hasher: Hasher::default(),
+            byte_ranks: [u32::MAX; 256],
+            special_ids: entries[n_mergeable..].iter().map(|e| e.1).collect(),
+            n_mergeable,
+            max_token_len,
+        };
+        vocab.special_ids.sort_unstable();
+        for &(bytes, rank, _) in &entries[..n_mergeable] {
+            vocab.insert_rank(bytes, rank)?;
+        }
+        vocab.check_bytes()?;
+        Ok(vocab)
+    }
+
+    /// Builds from an id-indexed table already in BPE2 layout (used by the BPE2 reader).
+    /// `special_ids` says which ids are special; every other non-empty id is mergeable.
+    pub(crate) fn from_table(
+        spans: Vec<(u32, u32)>,
+        blob: Vec<u8>,
+        special_ids: Vec<u32>,
+    ) -> Result<Vocab> {
+        let mut is_special = vec![false; spans.len()];
+        for &id in &special_ids {
+            match is_special.get_mut(id as usize) {
+                Some(s) => *s = true,
+                None => return Err(Error::Vocab(format!("special id {id} is outside the table"))),
+            }
+        }
+        let n_mergeable = spans.iter().zip(&is_special).filter(|(s, sp)| s.1 > 0 && !**sp).count();
+        let max_token_len = spans.iter().map(|s| s.1 as usize).max().unwrap_or(0);
+        let mut vocab = Vocab {
+            index: HashTable::with_capacity(n_mergeable),
+            hasher: Hasher::default(),
+            byte_ranks: [u32::MAX; 256],
+            special_ids,
+            n_mergeable,
+            max_token_len,
+            spans,
+            blob,
+        };
+        vocab.special_ids.sort_unstable();
+        for id in 0..vocab.spans.len() {
+            let (off, len) = vocab.spans[id];
+            if len == 0 || is_special[id] {
+                continue;
+            }
+            let (start, end) = (off as usize, off as usize + len as usize);
+            if end > vocab.blob.len() {
+                return Err(Error::Vocab(format!("token {id} points past the end of the blob")));
+            }
+            // Borrow dance: hash the bytes from the blob, then insert the rank.
+            let bytes = vocab.blob[start..end].to_vec();
+            vocab.insert_rank(&bytes, id as u32)?;
+        }
+        vocab.check_bytes()?;
+        Ok(vocab)
+    }
+
+    fn insert_rank(&mut self, bytes: &[u8], rank: u32) -> Result<()> {
+        let hash = self.hasher.hash_one(bytes);
+        let (spans, blob) = (&self.spans, &self.blob);
+        let token = |id: u32| {
+            let (off, len) = spans[id as usize];
+            &blob[off as usize..off as usize + len as usize]
+        };
+        match self.index.entry(hash, |&r| token(r) == bytes, |&r| self.hasher.hash_one(token(r))) {
+            hashbrown::hash_table::Entry::Occupied(e) => Err(Error::Vocab(format!(
+                "{} has two ranks, {} and {rank}",
+                show(bytes),
+                e.get()
+            ))),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                e.insert(rank);
+                if bytes.len() == 1 {
+                    self.byte_ranks[bytes[0] as usize] = rank;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn check_bytes(&self) -> Result<()> {
+        match self.byte_ranks.iter().position(|&r| r == u32::MAX) {
+            Some(b) => Err(Error::Vocab(format!(
+                "the single byte {} has no rank; a byte-level vocabulary needs all 256",
+                show(&[b as u8])
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The rank of a mergeable token, or `None`. Special tokens are never found here.
+    #[inline]
+    pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        let hash = self.hasher.hash_one(bytes);
+        self.index.find(hash, |&r| self.token_unchecked(r) == bytes).copied()
+    }
+
+    /// The rank of a single byte (every vocabulary has all 256).
+    #[inline]
+    pub fn byte_rank(&self, byte: u8) -> u32 {
+        self.byte_ranks[byte as usize]
+    }
+
+    #[inline]
+    fn token_unchecked(&self, id: u32) -> &[u8] {
+        let (off, len) = self.spans[id as usize];
+        &self.blob[off as usize..(off + len) as usize]
+    }
+
+    /// The bytes of any token, mergeable or special; `None` for an unknown id.
+    #[inline]
+    pub fn token(&self, id: u32) -> Option<&[u8]> {
+        match self.spans.get(id as usize) {
+            Some(&(off, len)) if len > 0 => Some(&self.blob[off as usize..(off + len) as usize]),
+            _ => None,
+        }
+    }
+
+    pub fn is_special(&self, id: u32) -> bool {
+        self.special_ids.binary_search(&id).is_ok()
+    }
+
+    /// Mergeable tokens as `(bytes, rank)`, in rank order.
+    pub fn mergeable(&self) -> impl Iterator<Item = (&[u8], u32)> + '_ {
+        (0..self.spans.len() as u32)
+            .filter(move |&id| !self.is_special(id))
+            .filter_map(move |id| self.token(id).map(|b| (b, id)))
+    }
+
+    /// The largest mergeable rank (0 for an empty vocabulary).
+    pub fn max_rank(&self) -> u32 {
+        (0..self.spans.len() as u32).rev().find(|&id| self.spans[id as usize].1 > 0 && !self.is_special(id)).unwrap_or(0)
+    }
+
+    pub fn special_ids(&self) -> &[u32] {
+        &self.special_ids
+    }
+    pub fn n_mergeable(&self) -> usize {
+        self.n_mergeable
+    }
+    /// Length of the id table: the largest id + 1.
+    pub fn table_len(&self) -> usize {
+        self.spans.len()
+    }
+    pub fn max_token_len(&self) -> usize {
+        self.max_token_len
+    }
+    pub(crate) fn spans(&self) -> &[(u32, u32)] {
+        &self.spans
+    }
+    pub(crate) fn blob(&self) -> &[u8] {
+        &self.blob
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes256() -> Vec<Vec<u8>> {
+        (0..=255u8).map(|b| vec![b]).collect()
+    }
+
+    #[test]
+    fn lookups() {
+        let mut toks = bytes256();
+        toks.push(b"ab".to_vec());
+        let v = Vocab::new(
+            toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)),
+            [(b"<s>".as_slice(), 300)],
+        )
+        .unwrap();
+        assert_eq!(v.rank(b"ab"), Some(256));
+        assert_eq!(v.rank(b"<s>"), None, "specials are not mergeable");
+        assert_eq!(v.token(300), Some(b"<s>".as_slice()));
+        assert_eq!(v.token(299), None, "a hole");
+        assert_eq!(v.byte_rank(b'a'), 97);
+        assert_eq!(v.table_len(), 301);
+    }
+
+    #[test]
+    fn refuses_missing_byte_and_duplicates() {
+        let toks = bytes256();
+        let e = Vocab::new(toks[1..].iter().map(|t| (t.as_slice(), t[0] as u32)), []).unwrap_err();
+        assert!(e.to_string().contains("\\x00"), "{e}");
+        let e = Vocab::new(
+            toks.iter().map(|t| (t.as_slice(), t[0] as u32)).chain([(b"a".as_slice(), 256)]),
+            [],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("two ranks"), "{e}");
+        let e = Vocab::new(toks.iter().map(|t| (t.as_slice(), 0)), []).unwrap_err();
+        assert!(e.to_string().contains("id 0 is given to both"), "{e}");
+    }
+}

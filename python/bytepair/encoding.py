@@ -1,0 +1,405 @@
+"""`Encoding`: tiktoken's public surface over the Rust core.
+
+This module owns the rules that tiktoken keeps in Python: the special-token policy
+(`allowed_special` / `disallowed_special`), the repair of lone surrogates, decode error
+handling, numpy output and pickling. The Rust `CoreBPE` does the work with the GIL released.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, AbstractSet, Collection, Literal, Sequence
+
+from bytepair import _core
+from bytepair.errors import UnknownTokenError, VocabError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+AllowedSpecial = Literal["all"] | AbstractSet[str]
+DisallowedSpecial = Literal["all"] | Collection[str]
+
+
+def _fix_surrogates(text: str) -> str:
+    """Lone surrogates cannot be UTF-8; like tiktoken, turn each into U+FFFD (pairs are joined)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class Encoding:
+    """A rank-BPE encoding: split pattern, mergeable ranks and special tokens.
+
+    The constructor takes tiktoken's arguments, so ``tiktoken.Encoding(...)`` calls work
+    unchanged. Named encodings come from :func:`bytepair.get_encoding`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str,
+        mergeable_ranks: dict[bytes, int],
+        special_tokens: dict[str, int],
+        explicit_n_vocab: int | None = None,
+    ):
+        if not isinstance(mergeable_ranks, dict):
+            raise TypeError(f"mergeable_ranks must be a dict[bytes, int], got {type(mergeable_ranks).__name__}")
+        core = _core.CoreBPE(mergeable_ranks, list(special_tokens.items()), pat_str)
+        self._init(name, core, pat_str, dict(special_tokens), explicit_n_vocab)
+        # Keep the caller's dict: tiktoken users read enc._mergeable_ranks.
+        self.__dict__["_mergeable_ranks"] = mergeable_ranks
+
+    @classmethod
+    def _from_core(
+        cls,
+        name: str,
+        core: _core.CoreBPE,
+        pat_str: str,
+        special_tokens: dict[str, int],
+        explicit_n_vocab: int | None = None,
+    ) -> Encoding:
+        """An Encoding over a core built directly from a file (no dict of ranks in between)."""
+        self = cls.__new__(cls)
+        self._init(name, core, pat_str, dict(special_tokens), explicit_n_vocab)
+        return self
+
+    def _init(self, name, core, pat_str, special_tokens, explicit_n_vocab) -> None:
+        self.name = name
+        self._pat_str = pat_str
+        self._special_tokens = special_tokens
+        self._core_bpe = core
+        self.max_token_value = max(core.max_rank, max(special_tokens.values(), default=0))
+        if explicit_n_vocab:
+            total = core.n_mergeable + len(special_tokens)
+            if total != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1:
+                raise VocabError(
+                    f"{name}: explicit_n_vocab is {explicit_n_vocab}, but there are {total} tokens "
+                    f"and the largest id is {self.max_token_value}"
+                )
+        self._special_token_values = frozenset(special_tokens.values())
+        self._special_by_id = {i: s for s, i in special_tokens.items()}
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ---------------------------------------------------------------- special-token policy
+
+    def _allowed(self, allowed_special: AllowedSpecial) -> tuple[bool, list[int]]:
+        if allowed_special == "all":
+            return True, []
+        if not allowed_special:
+            return False, []
+        st = self._special_tokens
+        return False, [st[s] for s in allowed_special if s in st]
+
+    def _check_disallowed(
+        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> None:
+        """Raise ValueError, with tiktoken's message, if text contains a disallowed special token."""
+        if disallowed_special == "all":
+            if allowed_special == "all":
+                return
+            if not allowed_special:
+                found = self._core_bpe.find_special(text, True, [])
+            else:
+                st = self._special_tokens
+                ids = [i for s, i in st.items() if s not in allowed_special]
+                if not ids:
+                    return
+                found = self._core_bpe.find_special(text, False, ids)
+        elif not disallowed_special:
+            return
+        else:
+            st = self._special_tokens
+            ids = [st[s] for s in disallowed_special if s in st]
+            if len(ids) < len(set(disallowed_special)):
+                # A "special token" that the encoding does not have: tiktoken still refuses
+                # text containing it, so search for the plain string.
+                for s in disallowed_special:
+                    if s not in st and s and s in text:
+                        _raise_disallowed(s)
+            if not ids:
+                return
+            found = self._core_bpe.find_special(text, False, ids)
+        if found is not None:
+            _raise_disallowed(self._special_by_id[found[2]])
+
+    # ---------------------------------------------------------------- encoding
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes text into token ids, treating special-token spellings as ordinary text.
+
+        >>> enc.encode_ordinary("hello world")
+        [15339, 1917]
+        """
+        try:
+            return self._core_bpe.encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode_ordinary(_fix_surrogates(text))
+        except TypeError:
+            raise _not_str(text) from None
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006 (tiktoken's signature)
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """Encodes text into token ids.
+
+        Special-token spellings in ``allowed_special`` become their ids. By default any other
+        special-token spelling in the text raises ValueError (text from users should not be able
+        to smuggle in control tokens); pass ``disallowed_special=()`` to encode them as text.
+
+        >>> enc.encode("hello <|endoftext|>", allowed_special="all")
+        [15339, 220, 100257]
+        """
+        if not isinstance(text, str):
+            raise _not_str(text)
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        every, ids = self._allowed(allowed_special)
+        try:
+            return self._core_bpe.encode(text, every, ids)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode(_fix_surrogates(text), every, ids)
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> int:
+        """The number of tokens ``encode`` would return, without building the list.
+
+        >>> enc.count("hello world")
+        2
+        """
+        if not isinstance(text, str):
+            raise _not_str(text)
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        every, ids = self._allowed(allowed_special)
+        try:
+            return self._core_bpe.count(text, every, ids)
+        except UnicodeEncodeError:
+            return self._core_bpe.count(_fix_surrogates(text), every, ids)
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> npt.NDArray[np.uint32]:
+        """Encodes text into a numpy ``uint32`` array (ids copied once, straight from Rust)."""
+        import numpy as np
+
+        if not isinstance(text, str):
+            raise _not_str(text)
+        self._check_disallowed(text, allowed_special, disallowed_special)
+        every, ids = self._allowed(allowed_special)
+        try:
+            buf = self._core_bpe.encode_to_buffer(text, every, ids)
+        except UnicodeEncodeError:
+            buf = self._core_bpe.encode_to_buffer(_fix_surrogates(text), every, ids)
+        return np.frombuffer(buf, dtype=np.uint32)
+
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """Encodes many texts in parallel (all cores), ignoring special tokens.
+
+        >>> enc.encode_ordinary_batch(["hello world", "goodbye world"])
+        [[15339, 1917], [19045, 29474, 1917]]
+        """
+        return self._batch(text, False, [], num_threads)
+
+    def encode_batch(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel; special tokens as in :meth:`encode`."""
+        texts = list(text)
+        for t in texts:
+            if not isinstance(t, str):
+                raise _not_str(t)
+            self._check_disallowed(t, allowed_special, disallowed_special)
+        every, ids = self._allowed(allowed_special)
+        return self._batch(texts, every, ids, num_threads)
+
+    def _batch(self, texts, every: bool, ids: list[int], num_threads: int) -> list[list[int]]:
+        texts = list(texts)
+        try:
+            return self._core_bpe.encode_batch(texts, every, ids, num_threads)
+        except UnicodeEncodeError:
+            texts = [_fix_surrogates(t) for t in texts]
+            return self._core_bpe.encode_batch(texts, every, ids, num_threads)
+        except TypeError:
+            for t in texts:
+                if not isinstance(t, str):
+                    raise _not_str(t) from None
+            raise
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of text that is exactly one token (special tokens included); KeyError if not.
+
+        >>> enc.encode_single_token("hello")
+        15339
+        """
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._core_bpe.encode_single_token(text_or_bytes)
+
+    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+        """BPE of one piece with no pattern split (tiktoken's private helper)."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._core_bpe.encode_single_piece(text_or_bytes)
+
+    # ---------------------------------------------------------------- decoding
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """Decodes ids into bytes.
+
+        >>> enc.decode_bytes([15339, 1917])
+        b'hello world'
+        """
+        try:
+            return self._core_bpe.decode_bytes(tokens)
+        except (OverflowError, TypeError):
+            raise self._bad_token(tokens) from None
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """Decodes ids into text. Bytes that are not valid UTF-8 become U+FFFD unless
+        ``errors`` says otherwise (``"strict"`` raises).
+
+        >>> enc.decode([15339, 1917])
+        'hello world'
+        """
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (special tokens included); KeyError if there is no such id.
+
+        >>> enc.decode_single_token_bytes(15339)
+        b'hello'
+        """
+        try:
+            return self._core_bpe.decode_single_token_bytes(token)
+        except (OverflowError, TypeError):
+            raise self._bad_token([token]) from None
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token.
+
+        >>> enc.decode_tokens_bytes([15339, 1917])
+        [b'hello', b' world']
+        """
+        try:
+            return self._core_bpe.decode_tokens_bytes(tokens)
+        except (OverflowError, TypeError):
+            raise self._bad_token(tokens) from None
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """Decodes ids into text and the character offset where each token starts.
+
+        A token that begins inside a multi-byte character gets the offset of that character.
+        Raises UnicodeDecodeError if the bytes are not valid UTF-8 (as tiktoken does).
+
+        >>> enc.decode_with_offsets([15339, 1917])
+        ('hello world', [0, 5])
+        """
+        pieces = self.decode_tokens_bytes(tokens)
+        offsets = []
+        chars = 0  # characters started so far = bytes that are not UTF-8 continuation bytes
+        for piece in pieces:
+            starts_inside = bool(piece) and 0x80 <= piece[0] < 0xC0
+            offsets.append(max(0, chars - starts_inside))
+            chars += len(piece) - sum(0x80 <= b < 0xC0 for b in piece)
+        return b"".join(pieces).decode("utf-8", errors="strict"), offsets
+
+    def decode_batch(
+        self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        """Decodes many id lists."""
+        return [self.decode(tokens, errors=errors) for tokens in batch]
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        """Decodes many id lists into bytes."""
+        return [self.decode_bytes(tokens) for tokens in batch]
+
+    def _bad_token(self, tokens) -> Exception:
+        for t in tokens:
+            if not isinstance(t, int):
+                return TypeError(f"token ids must be int, got {type(t).__name__} ({t!r})")
+            if not 0 <= t < self.n_vocab:
+                return UnknownTokenError(t, self.n_vocab)
+        return TypeError("token ids must be a sequence of int")
+
+    # ---------------------------------------------------------------- vocabulary
+
+    def token_byte_values(self) -> list[bytes]:
+        """Every mergeable token's bytes, sorted."""
+        return self._core_bpe.token_byte_values()
+
+    @functools.cached_property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        # Built on first use only: bundled encodings load straight from a binary table.
+        return self._core_bpe.mergeable_ranks()
+
+    @property
+    def eot_token(self) -> int:
+        return self._special_tokens["<|endoftext|>"]
+
+    @functools.cached_property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special_tokens)
+
+    def is_special_token(self, token: int) -> bool:
+        return token in self._special_token_values
+
+    @property
+    def n_vocab(self) -> int:
+        """The largest token id + 1 (tiktoken's definition)."""
+        return self.max_token_value + 1
+
+    # ---------------------------------------------------------------- pickling
+
+    def __getstate__(self) -> object:
+        from bytepair import registry
+
+        if registry.is_registered_instance(self):
+            return self.name
+        return {
+            "name": self.name,
+            "pat_str": self._pat_str,
+            "mergeable_ranks": self._mergeable_ranks,
+            "special_tokens": self._special_tokens,
+        }
+
+    def __setstate__(self, value: object) -> None:
+        from bytepair import registry
+
+        if isinstance(value, str):
+            self.__dict__ = registry.get_encoding(value).__dict__
+            return
+        self.__init__(**value)  # type: ignore[misc]
+
+
+def _raise_disallowed(token: str):
+    raise ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        "If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        "If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )
+
+
+def _not_str(text: object) -> TypeError:
+    hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
+    return TypeError(f"expected text as str, got {type(text).__name__}{hint}")

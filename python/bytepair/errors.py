@@ -1,0 +1,65 @@
+"""The exceptions bytepair raises. Each is also a built-in type (ValueError, KeyError, ...), so
+code written for tiktoken that catches those keeps working."""
+
+from __future__ import annotations
+
+
+class BytepairError(Exception):
+    """Base of every bytepair-specific error."""
+
+
+class FormatError(BytepairError, ValueError):
+    """A vocabulary file is malformed.
+
+    ``str(err)`` reads ``"<path>: <location>: <message>"``; the parts are also attributes.
+    """
+
+    def __init__(self, message: str, location: str | None = None, path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.path = path
+
+    def __str__(self) -> str:
+        return ": ".join(p for p in (self.path, self.location, self.message) if p)
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.location, self.path))
+
+
+class VocabError(BytepairError, ValueError):
+    """A vocabulary is inconsistent: duplicate ranks, a missing byte token, a special token
+    colliding with a rank, ..."""
+
+
+class PatternError(BytepairError, ValueError):
+    """A split pattern does not compile."""
+
+
+class UnknownTokenError(BytepairError, KeyError):
+    """A token id that the encoding does not have (decode of an out-of-range id)."""
+
+    def __init__(self, token: object, n_vocab: int | None = None):
+        super().__init__(token)
+        self.token = token
+        self.n_vocab = n_vocab
+
+    def __str__(self) -> str:
+        limit = f" (valid ids are 0 to {self.n_vocab - 1})" if self.n_vocab else ""
+        return f"token id {self.token!r} is not in the vocabulary{limit}"
+
+    def __reduce__(self):
+        return (type(self), (self.token, self.n_vocab))
+
+
+class VocabularyNotFoundError(BytepairError, FileNotFoundError):
+    """A vocabulary file is neither bundled, cached nor downloadable here."""
+
+
+class HashMismatchError(BytepairError, ValueError):
+    """A file's SHA-256 is not the one pinned for it."""
+
+    def __init__(self, what: str, expected: str, actual: str):
+        super().__init__(f"{what}: SHA-256 is {actual}, expected {expected}")
+        self.expected = expected
+        self.actual = actual

@@ -1,0 +1,92 @@
+"""Reading vocabulary files by path or URL, with a cache, pinned hashes and no surprise
+downloads.
+
+Lookup order for a URL: ``$BYTEPAIR_CACHE_DIR``, then tiktoken's cache
+(``$TIKTOKEN_CACHE_DIR``, ``$DATA_GYM_CACHE_DIR``, ``<tmp>/data-gym-cache``), each under
+tiktoken's cache key (the SHA-1 of the URL) or the file's own name; then a download into the
+first writable cache directory. With no network and no cached copy the error says where to
+put the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from bytepair.errors import HashMismatchError, VocabularyNotFoundError
+
+
+def _is_url(blobpath: str) -> bool:
+    return "://" in blobpath
+
+
+def cache_dirs() -> list[Path]:
+    """Directories searched for cached vocabulary files, in order."""
+    dirs = []
+    for var in ("BYTEPAIR_CACHE_DIR", "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if os.environ.get(var):
+            dirs.append(Path(os.environ[var]))
+    dirs.append(Path(tempfile.gettempdir()) / "data-gym-cache")
+    if "BYTEPAIR_CACHE_DIR" not in os.environ:
+        dirs.append(Path.home() / ".cache" / "bytepair")
+    return dirs
+
+
+def _check_hash(data: bytes, expected_hash: str | None, what: str) -> None:
+    if expected_hash is None:
+        return
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected_hash:
+        raise HashMismatchError(what, expected_hash, actual)
+
+
+def read_file(blobpath: str | os.PathLike, expected_hash: str | None = None) -> bytes:
+    """The bytes of a local file, or of a URL through the cache; checked against
+    ``expected_hash`` (SHA-256 hex) when given."""
+    blobpath = os.fspath(blobpath)
+    if not _is_url(blobpath):
+        data = Path(blobpath).read_bytes()
+        _check_hash(data, expected_hash, blobpath)
+        return data
+
+    key = hashlib.sha1(blobpath.encode()).hexdigest()
+    filename = blobpath.rsplit("/", 1)[-1]
+    for d in cache_dirs():
+        for name in (key, filename):
+            path = d / name
+            if path.is_file():
+                data = path.read_bytes()
+                _check_hash(data, expected_hash, str(path))
+                return data
+
+    try:
+        with urllib.request.urlopen(blobpath, timeout=30) as resp:
+            data = resp.read()
+    except (urllib.error.URLError, OSError) as e:
+        target = cache_dirs()[0] / filename
+        raise VocabularyNotFoundError(
+            f"{filename} is not cached and could not be downloaded from {blobpath} ({e}). "
+            f"Download it elsewhere and put it at {target} (or set BYTEPAIR_CACHE_DIR to the "
+            "folder that holds it)."
+        ) from None
+    _check_hash(data, expected_hash, blobpath)
+    _store(data, key)
+    return data
+
+
+def _store(data: bytes, key: str) -> None:
+    """Write to the first writable cache directory: temp file, then rename (never half a file)."""
+    for d in cache_dirs():
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=d, prefix=key, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, d / key)
+            return
+        except OSError:
+            continue

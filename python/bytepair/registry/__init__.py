@@ -1,0 +1,119 @@
+"""Encoding names -> Encoding objects.
+
+Built-in encodings are zero-argument constructors (``registry/openai.py``,
+``registry/llama.py``), run on first use and cached. Other packages add encodings through the
+``bytepair.encodings`` entry-point group: each entry point names either a mapping
+``{name: constructor}`` or a module with such a mapping called ``ENCODING_CONSTRUCTORS``. A
+constructor returns an :class:`~bytepair.Encoding`, or (as tiktoken plugins do) the keyword
+arguments of ``Encoding(...)``.
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib.metadata import entry_points
+from typing import Any, Callable, Mapping
+
+from bytepair.encoding import Encoding
+from bytepair.registry import llama, models, openai
+
+Constructor = Callable[..., "Encoding | dict[str, Any]"]
+
+ENTRY_POINT_GROUP = "bytepair.encodings"
+
+_BUILTIN: dict[str, Constructor] = {**openai.ENCODING_CONSTRUCTORS, **llama.ENCODING_CONSTRUCTORS}
+_lock = threading.RLock()
+_cache: dict[str, Encoding] = {}
+_plugins: dict[str, Constructor] | None = None
+
+
+def _plugin_constructors() -> dict[str, Constructor]:
+    global _plugins
+    with _lock:
+        if _plugins is None:
+            found: dict[str, Constructor] = {}
+            for ep in entry_points(group=ENTRY_POINT_GROUP):
+                obj = ep.load()
+                table = getattr(obj, "ENCODING_CONSTRUCTORS", obj)
+                if not isinstance(table, Mapping):
+                    raise ValueError(
+                        f"bytepair plugin {ep.value!r} must name a mapping of encoding names to "
+                        "constructors, or a module with ENCODING_CONSTRUCTORS"
+                    )
+                for name, ctor in table.items():
+                    if name in _BUILTIN or name in found:
+                        raise ValueError(f"bytepair plugin {ep.value!r} redefines encoding {name!r}")
+                    found[name] = ctor
+            _plugins = found
+        return _plugins
+
+
+def _constructor(name: str) -> Constructor:
+    if name in _BUILTIN:
+        return _BUILTIN[name]
+    plugins = _plugin_constructors()
+    if name in plugins:
+        return plugins[name]
+    raise ValueError(
+        f"Unknown encoding {name!r}. Known encodings: {', '.join(list_encoding_names())}"
+    )
+
+
+def _build(name: str, ctor: Constructor, options: dict[str, Any]) -> Encoding:
+    made = ctor(**options)
+    if isinstance(made, Encoding):
+        return made
+    return Encoding(**made)
+
+
+def get_encoding(encoding_name: str, **options: Any) -> Encoding:
+    """The encoding called ``encoding_name``, built once and then shared.
+
+    ``options`` go to the constructor, e.g. ``get_encoding("llama3", path="tokenizer.model")``;
+    an encoding built with options is not cached.
+    """
+    if not isinstance(encoding_name, str):
+        raise TypeError(f"encoding name must be str, got {type(encoding_name).__name__}")
+    if options:
+        return _build(encoding_name, _constructor(encoding_name), options)
+    enc = _cache.get(encoding_name)
+    if enc is not None:
+        return enc
+    with _lock:
+        enc = _cache.get(encoding_name)
+        if enc is None:
+            enc = _build(encoding_name, _constructor(encoding_name), {})
+            _cache[encoding_name] = enc
+        return enc
+
+
+def list_encoding_names() -> list[str]:
+    """Every encoding name that ``get_encoding`` knows, built-in and from plugins."""
+    return list(_BUILTIN) + [n for n in _plugin_constructors() if n not in _BUILTIN]
+
+
+def is_registered_instance(enc: Encoding) -> bool:
+    """True if ``enc`` is the shared instance ``get_encoding(enc.name)`` returns (so it can be
+    pickled by name)."""
+    return _cache.get(enc.name) is enc
+
+
+def encoding_name_for_model(model_name: str) -> str:
+    """The encoding name of an OpenAI model (tiktoken's table: exact names, then prefixes).
+
+    Raises KeyError for a model it does not know.
+    """
+    if model_name in models.MODEL_TO_ENCODING:
+        return models.MODEL_TO_ENCODING[model_name]
+    for prefix, name in models.MODEL_PREFIX_TO_ENCODING.items():
+        if model_name.startswith(prefix):
+            return name
+    raise KeyError(
+        f"Could not automatically map {model_name} to a tokeniser. "
+        "Please use `bytepair.get_encoding` to explicitly get the tokeniser you expect."
+    ) from None
+
+
+def encoding_for_model(model_name: str) -> Encoding:
+    """The encoding of an OpenAI model; KeyError for an unknown model."""
+    return get_encoding(encoding_name_for_model(model_name))

@@ -1,0 +1,71 @@
+"""Llama 3: 128,000 ranks in tiktoken text format plus 256 special tokens, with its own split
+pattern.
+
+Meta's license does not let us bundle the vocabulary, so it is read from the user's copy:
+``get_encoding("llama3", path=...)``, else ``$BYTEPAIR_LLAMA3_PATH``, else the
+``tokenizer.model`` that the ``llama-models`` package installs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+from bytepair import _core
+from bytepair.encoding import Encoding
+from bytepair.errors import FormatError, VocabularyNotFoundError
+
+LLAMA3_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+LLAMA3_N_RANKS = 128_000
+LLAMA3_N_SPECIAL = 256
+
+# The named special tokens, from id 128000 on; the remaining ids up to 128255 are
+# <|reserved_special_token_N|>, numbered on from 2.
+_NAMED = [
+    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+    "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>",
+    "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>",
+    "<|image|>",
+]
+
+
+def llama3_special_tokens() -> dict[str, int]:
+    names = _NAMED + [f"<|reserved_special_token_{2 + i}|>" for i in range(LLAMA3_N_SPECIAL - len(_NAMED))]
+    return {name: LLAMA3_N_RANKS + i for i, name in enumerate(names)}
+
+
+def find_llama3_vocab(path: str | os.PathLike | None = None) -> Path:
+    if path is not None:
+        return Path(path)
+    if os.environ.get("BYTEPAIR_LLAMA3_PATH"):
+        return Path(os.environ["BYTEPAIR_LLAMA3_PATH"])
+    spec = importlib.util.find_spec("llama_models")
+    if spec is not None and spec.submodule_search_locations:
+        candidate = Path(next(iter(spec.submodule_search_locations))) / "llama3" / "tokenizer.model"
+        if candidate.is_file():
+            return candidate
+    raise VocabularyNotFoundError(
+        "The Llama 3 vocabulary is not bundled (its license does not allow it). Pass its path, "
+        "get_encoding('llama3', path='.../tokenizer.model'), set BYTEPAIR_LLAMA3_PATH, or "
+        "`pip install llama-models`, which ships it."
+    )
+
+
+def llama3(path: str | os.PathLike | None = None) -> Encoding:
+    file = find_llama3_vocab(path)
+    data = file.read_bytes()
+    specials = llama3_special_tokens()
+    try:
+        core = _core.CoreBPE.from_tiktoken(data, list(specials.items()), LLAMA3_PATTERN)
+    except FormatError as e:
+        e.path = str(file)
+        raise
+    return Encoding._from_core("llama3", core, LLAMA3_PATTERN, specials,
+                               explicit_n_vocab=LLAMA3_N_RANKS + LLAMA3_N_SPECIAL)
+
+
+ENCODING_CONSTRUCTORS = {"llama3": llama3}

@@ -1,0 +1,130 @@
+"""OpenAI's encodings: the split patterns, special tokens and vocabulary sources that tiktoken
+defines for each name.
+
+cl100k_base, o200k_base and o200k_harmony load from BPE2 tables bundled in ``bytepair/data``
+(made from the pinned ``.tiktoken`` files by ``scripts/bundle_vocab.py``; a test checks each
+table's embedded source hash). The older encodings load from the cache or a download, pinned by
+SHA-256.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bytepair import _core, fetch
+from bytepair.encoding import Encoding
+from bytepair.formats.gpt2 import data_gym_to_mergeable_bpe_ranks
+from bytepair.formats.tiktoken import load_tiktoken_bpe
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+BLOB = "https://openaipublic.blob.core.windows.net"
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+# GPT-2's pattern in the form tiktoken uses (possessive quantifiers; same pieces, less backtracking).
+R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+# SHA-256 of the .tiktoken files these tables were built from (the hashes tiktoken pins).
+SOURCE_SHA256 = {
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+}
+
+
+def _bundled(name: str, table: str, pattern: str, special_tokens: dict[str, int]) -> Encoding:
+    data = (DATA / f"{table}.bpe2").read_bytes()
+    core = _core.CoreBPE.from_bpe2(data, list(special_tokens.items()), pattern)
+    return Encoding._from_core(name, core, pattern, special_tokens)
+
+
+def cl100k_base() -> Encoding:
+    specials = {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
+                ENDOFPROMPT: 100276}
+    return _bundled("cl100k_base", "cl100k_base", CL100K_PATTERN, specials)
+
+
+O200K_SPECIALS = {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}
+
+
+def o200k_base() -> Encoding:
+    return _bundled("o200k_base", "o200k_base", O200K_PATTERN, O200K_SPECIALS)
+
+
+def o200k_harmony() -> Encoding:
+    """o200k_base's ranks with the special tokens of OpenAI's harmony chat format (gpt-oss)."""
+    named = {
+        "<|startoftext|>": 199998, ENDOFTEXT: 199999, "<|return|>": 200002,
+        "<|constrain|>": 200003, "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
+        "<|message|>": 200008, "<|call|>": 200012,
+    }
+    specials = {**O200K_SPECIALS, **named}
+    # Every id from 200000 to 201087 that has no name is reserved.
+    used = set(specials.values())
+    specials.update({f"<|reserved_{i}|>": i for i in range(200000, 201088) if i not in used})
+    return _bundled("o200k_harmony", "o200k_base", O200K_PATTERN, specials)
+
+
+def _downloaded(name: str, file: str, sha256: str, specials: dict[str, int], n_vocab: int | None) -> Encoding:
+    ranks = load_tiktoken_bpe(f"{BLOB}/encodings/{file}", expected_hash=sha256)
+    return Encoding(name, pat_str=R50K_PATTERN, mergeable_ranks=ranks, special_tokens=specials,
+                    explicit_n_vocab=n_vocab)
+
+
+P50K_SHA256 = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+
+
+def r50k_base() -> Encoding:
+    return _downloaded("r50k_base", "r50k_base.tiktoken",
+                       "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+                       {ENDOFTEXT: 50256}, 50257)
+
+
+def p50k_base() -> Encoding:
+    return _downloaded("p50k_base", "p50k_base.tiktoken", P50K_SHA256, {ENDOFTEXT: 50256}, 50281)
+
+
+def p50k_edit() -> Encoding:
+    specials = {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}
+    return _downloaded("p50k_edit", "p50k_base.tiktoken", P50K_SHA256, specials, None)
+
+
+def gpt2() -> Encoding:
+    vocab_bpe = fetch.read_file(f"{BLOB}/gpt-2/encodings/main/vocab.bpe",
+                                "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5")
+    encoder_json = fetch.read_file(f"{BLOB}/gpt-2/encodings/main/encoder.json",
+                                   "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783")
+    ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe, encoder_json)
+    return Encoding("gpt2", pat_str=R50K_PATTERN, mergeable_ranks=ranks,
+                    special_tokens={ENDOFTEXT: 50256}, explicit_n_vocab=50257)
+
+
+ENCODING_CONSTRUCTORS = {
+    "gpt2": gpt2,
+    "r50k_base": r50k_base,
+    "p50k_base": p50k_base,
+    "p50k_edit": p50k_edit,
+    "cl100k_base": cl100k_base,
+    "o200k_base": o200k_base,
+    "o200k_harmony": o200k_harmony,
+}
