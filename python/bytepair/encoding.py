@@ -269,6 +269,8 @@ class Encoding:
         """
         try:
             return self._core_bpe.decode_bytes(tokens)
+        except UnknownTokenError as e:
+            raise UnknownTokenError(e.token, self.n_vocab) from None
         except (OverflowError, TypeError):
             raise self._bad_token(tokens) from None
 
@@ -289,6 +291,8 @@ class Encoding:
         """
         try:
             return self._core_bpe.decode_single_token_bytes(token)
+        except UnknownTokenError as e:
+            raise UnknownTokenError(e.token, self.n_vocab) from None
         except (OverflowError, TypeError):
             raise self._bad_token([token]) from None
 
@@ -300,6 +304,8 @@ class Encoding:
         """
         try:
             return self._core_bpe.decode_tokens_bytes(tokens)
+        except UnknownTokenError as e:
+            raise UnknownTokenError(e.token, self.n_vocab) from None
         except (OverflowError, TypeError):
             raise self._bad_token(tokens) from None
 

@@ -1,0 +1,198 @@
+//! `CoreBPE`: the rank-BPE encoder (tiktoken's class of the same name).
+
+use bytepair_core::formats::{bpe2, tiktoken};
+use bytepair_core::{Encoder, SpecialFilter};
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
+use rayon::prelude::*;
+
+use crate::errors::guarded;
+
+fn filter(all: bool, ids: Vec<u32>) -> SpecialFilter {
+    if all {
+        SpecialFilter::All
+    } else {
+        SpecialFilter::from_ids(ids)
+    }
+}
+
+/// The rank-BPE encoder: tiktoken's CoreBPE.
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct CoreBPE {
+    inner: Encoder,
+}
+
+#[pymethods]
+impl CoreBPE {
+    /// From tiktoken's arguments: `mergeable_ranks: dict[bytes, int]`, `special_tokens: dict[str, int]`.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        mergeable_ranks: &Bound<'_, PyDict>,
+        special_tokens: Vec<(String, u32)>,
+        pattern: &str,
+    ) -> PyResult<Self> {
+        let mut ranks: Vec<(Bound<'_, PyBytes>, u32)> = Vec::with_capacity(mergeable_ranks.len());
+        for (k, v) in mergeable_ranks.iter() {
+            ranks.push((k.downcast_into::<PyBytes>()?, v.extract()?));
+        }
+        let borrowed: Vec<(&[u8], u32)> = ranks.iter().map(|(b, r)| (b.as_bytes(), *r)).collect();
+        let pattern = pattern.to_owned();
+        let inner = py.allow_threads(|| {
+            guarded(|| Encoder::from_ranks(borrowed, special_tokens, &pattern))
+        })?;
+        Ok(CoreBPE { inner })
+    }
+
+    /// From the bytes of a `.tiktoken` file (no Python dict in between).
+    #[staticmethod]
+    fn from_tiktoken(py: Python<'_>, data: &[u8], special_tokens: Vec<(String, u32)>, pattern: &str) -> PyResult<Self> {
+        let inner = py.allow_threads(|| {
+            guarded(|| {
+                let ranks = tiktoken::parse(data)?;
+                Encoder::from_ranks(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), special_tokens, pattern)
+            })
+        })?;
+        Ok(CoreBPE { inner })
+    }
+
+    /// From the bytes of a BPE2 file; `special_tokens` are added at their ids.
+    #[staticmethod]
+    fn from_bpe2(py: Python<'_>, data: &[u8], special_tokens: Vec<(String, u32)>, pattern: &str) -> PyResult<Self> {
+        let inner = py.allow_threads(|| {
+            guarded(|| {
+                let vocab = bpe2::read(data)?.into_vocab(&special_tokens)?;
+                Encoder::new(vocab, pattern, special_tokens)
+            })
+        })?;
+        Ok(CoreBPE { inner })
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.allow_threads(|| guarded(|| self.inner.encode_ordinary(text)))
+    }
+
+    #[pyo3(signature = (text, allowed_all, allowed_ids))]
+    fn encode(&self, py: Python<'_>, text: &str, allowed_all: bool, allowed_ids: Vec<u32>) -> PyResult<Vec<u32>> {
+        let allowed = filter(allowed_all, allowed_ids);
+        py.allow_threads(|| guarded(|| self.inner.encode(text, &allowed)))
+    }
+
+    /// The ids as native-endian u32 in a bytearray (one copy; numpy wraps it without another).
+    fn encode_to_buffer<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed_all: bool,
+        allowed_ids: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        let allowed = filter(allowed_all, allowed_ids);
+        let ids = py.allow_threads(|| guarded(|| self.inner.encode(text, &allowed)))?;
+        PyByteArray::new_with(py, ids.len() * 4, |buf| {
+            for (chunk, id) in buf.chunks_exact_mut(4).zip(&ids) {
+                chunk.copy_from_slice(&id.to_ne_bytes());
+            }
+            Ok(())
+        })
+    }
+
+    fn count(&self, py: Python<'_>, text: &str, allowed_all: bool, allowed_ids: Vec<u32>) -> PyResult<usize> {
+        let allowed = filter(allowed_all, allowed_ids);
+        py.allow_threads(|| guarded(|| self.inner.count(text, &allowed)))
+    }
+
+    /// The first special token of the given set found in `text`, as (start, end, id), or None.
+    fn find_special(&self, py: Python<'_>, text: &str, all: bool, ids: Vec<u32>) -> Option<(usize, usize, u32)> {
+        let f = filter(all, ids);
+        py.allow_threads(|| self.inner.find_special(text, &f)).map(|m| (m.start, m.end, m.id))
+    }
+
+    /// Encodes many texts on all cores. `allowed_*` as in `encode`.
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        allowed_all: bool,
+        allowed_ids: Vec<u32>,
+        num_threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let allowed = filter(allowed_all, allowed_ids);
+        py.allow_threads(|| {
+            guarded(|| {
+                let one = |t: &PyBackedStr| self.inner.encode(t, &allowed);
+                if num_threads <= 1 || texts.len() <= 1 {
+                    texts.iter().map(one).collect()
+                } else {
+                    texts.par_iter().map(one).collect()
+                }
+            })
+        })
+    }
+
+    fn encode_single_piece(&self, piece: &[u8]) -> Vec<u32> {
+        self.inner.encode_single_piece(piece)
+    }
+
+    fn encode_single_token(&self, bytes: &[u8]) -> PyResult<u32> {
+        self.inner
+            .encode_single_token(bytes)
+            .ok_or_else(|| PyKeyError::new_err(bytes.to_vec()))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, tokens: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.allow_threads(|| guarded(|| self.inner.decode_bytes(&tokens)))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn decode_single_token_bytes<'py>(&self, py: Python<'py>, token: u32) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, guarded(|| self.inner.token_bytes(token))?))
+    }
+
+    fn decode_tokens_bytes<'py>(&self, py: Python<'py>, tokens: Vec<u32>) -> PyResult<Bound<'py, PyList>> {
+        let parts = guarded(|| tokens.iter().map(|&t| self.inner.token_bytes(t)).collect::<Result<Vec<_>, _>>())?;
+        PyList::new(py, parts.into_iter().map(|b| PyBytes::new(py, b)))
+    }
+
+    /// Every mergeable token's bytes, sorted by bytes (tiktoken's `token_byte_values`).
+    fn token_byte_values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut all: Vec<&[u8]> = self.inner.vocab().mergeable().map(|(b, _)| b).collect();
+        all.sort_unstable();
+        PyList::new(py, all.into_iter().map(|b| PyBytes::new(py, b)))
+    }
+
+    /// The mergeable tokens as a new `dict[bytes, int]` (built on demand; not kept).
+    fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (b, r) in self.inner.vocab().mergeable() {
+            d.set_item(PyBytes::new(py, b), r)?;
+        }
+        Ok(d)
+    }
+
+    /// The table as a BPE2 file, with `source_hash` (32 bytes) in its header.
+    fn to_bpe2<'py>(&self, py: Python<'py>, source_hash: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+        let hash: [u8; 32] = source_hash
+            .try_into()
+            .map_err(|_| PyValueError::new_err("source_hash must be 32 bytes"))?;
+        Ok(PyBytes::new(py, &bpe2::write(self.inner.vocab(), hash)))
+    }
+
+    #[getter]
+    fn n_mergeable(&self) -> usize {
+        self.inner.vocab().n_mergeable()
+    }
+
+    /// The largest mergeable rank.
+    #[getter]
+    fn max_rank(&self) -> u32 {
+        self.inner.vocab().max_rank()
+    }
+
+    #[getter]
+    fn pattern(&self) -> &str {
+        self.inner.pattern()
+    }
+}
+
