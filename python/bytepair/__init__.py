@@ -6,6 +6,7 @@ from bytepair.errors import (
     FormatError,
     HashMismatchError,
     PatternError,
+    TrainingError,
     UnknownTokenError,
     VocabError,
     VocabularyNotFoundError,
@@ -17,6 +18,7 @@ from bytepair.registry import (
     get_encoding,
     list_encoding_names,
 )
+from bytepair.train import train, train_files
 
 __version__ = "0.1.0"
 
@@ -26,6 +28,7 @@ __all__ = [
     "FormatError",
     "HashMismatchError",
     "PatternError",
+    "TrainingError",
     "UnknownTokenError",
     "VocabError",
     "VocabularyNotFoundError",
@@ -34,4 +37,6 @@ __all__ = [
     "get_encoding",
     "list_encoding_names",
     "load_tiktoken_bpe",
+    "train",
+    "train_files",
 ]

@@ -63,3 +63,7 @@ class HashMismatchError(BytepairError, ValueError):
         super().__init__(f"{what}: SHA-256 is {actual}, expected {expected}")
         self.expected = expected
         self.actual = actual
+
+
+class TrainingError(BytepairError, ValueError):
+    """Training cannot run on this input (for example the corpus is empty)."""

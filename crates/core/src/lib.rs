@@ -8,6 +8,7 @@
 //! - [`encode`]: the merge engines; [`encode::rank`] is tiktoken's rank BPE.
 //! - [`encoder`]: [`Encoder`] ties the three together: tiktoken's `CoreBPE`.
 //! - [`formats`]: parsers and writers for vocabulary files whose speed matters (tiktoken text, BPE2).
+//! - [`train`]: the BPE trainer (chunk counting, the merge loop).
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
 
@@ -17,6 +18,7 @@ pub mod error;
 pub mod formats;
 pub mod pretokenize;
 pub mod special;
+pub mod train;
 pub mod vocab;
 
 pub use encoder::{Encoder, SpecialFilter};

@@ -4,6 +4,7 @@
 
 mod encoder;
 mod errors;
+mod train;
 
 use bytepair_core::formats::{bpe2, tiktoken};
 use pyo3::prelude::*;
@@ -28,6 +29,7 @@ fn bpe2_source_hash<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, Py
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
+    m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(bpe2_source_hash, m)?)?;
     Ok(())
