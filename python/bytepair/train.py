@@ -57,6 +57,7 @@ PATTERNS: dict[str, str] = {
 # notice Ctrl-C within a fraction of a second.
 _BATCH_CHARS = 4 << 20
 _BATCH_DOCS = 65536
+_JSONL_SUFFIXES = (".jsonl", ".ndjson")
 # Merges per call into Rust; between calls the progress bar moves and signals are handled.
 _MERGE_SLICE = 64
 
@@ -148,7 +149,7 @@ def train_files(
     show_progress: bool | None = None,
     name: str = "trained",
 ) -> TrainedEncoding:
-    """:func:`train` on files. ``.jsonl``/``.ndjson`` files hold one JSON object per line and
+    """:func:`train` on files, read as a stream. ``.jsonl``/``.ndjson`` files hold one JSON object per line and
     the text of each is its ``text_field``; any other file is plain UTF-8 text with one document
     per line (as HF tokenizers and rustbpe read text files).
 
@@ -170,9 +171,12 @@ def train_files(
     trainer = _new_trainer(pat, threads)
     with _progress(show_progress, "counting", unit="B", unit_scale=True, total=sum(sizes)) as bar:
         for p in paths:
-            _count(trainer, _read_documents(p, text_field, errors), bar, p)
-        if bar is not None:
-            bar.update(bar.total - bar.n)
+            if p.endswith(_JSONL_SUFFIXES):
+                _count(trainer, _read_jsonl(p, text_field, errors), None, p)
+                if bar is not None:
+                    bar.update(os.path.getsize(p))
+            else:
+                _count_text_file(trainer, p, errors, bar)
     what = paths[0] if len(paths) == 1 else f"{len(paths)} files"
     return _merge(trainer, pat, vocab_size, specials, min_frequency, show_progress, name, what)
 
@@ -220,7 +224,23 @@ def _new_trainer(pattern: str, threads: int):
 
 
 def _count(trainer, texts: Iterable[str], bar, source: str | None) -> None:
-    """Feeds documents to the trainer in batches; the GIL is released while a batch is counted."""
+    """Feeds documents to the trainer in batches. One batch is counted (in Rust, GIL released,
+    on all cores) while this thread collects the next."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    in_flight = None
+    # On Ctrl-C or bad input the batch in flight cannot be stopped half-way: leaving the `with`
+    # waits for it, then the exception goes on up.
+    with ThreadPoolExecutor(1, thread_name_prefix="bytepair-count") as pool:
+        for batch in _batches(texts, source):
+            if in_flight is not None:
+                in_flight.result()
+            in_flight = pool.submit(_count_batch, trainer, batch, bar)
+        if in_flight is not None:
+            in_flight.result()
+
+
+def _batches(texts: Iterable[str], source: str | None) -> Iterator[list[str]]:
     batch: list[str] = []
     chars = 0
     for doc in texts:
@@ -230,10 +250,10 @@ def _count(trainer, texts: Iterable[str], bar, source: str | None) -> None:
         batch.append(doc)
         chars += len(doc)
         if chars >= _BATCH_CHARS or len(batch) >= _BATCH_DOCS:
-            _count_batch(trainer, batch, bar)
+            yield batch
             batch, chars = [], 0
     if batch:
-        _count_batch(trainer, batch, bar)
+        yield batch
 
 
 def _count_batch(trainer, batch: list[str], bar) -> None:
@@ -279,10 +299,33 @@ def _merge(trainer, pat, vocab_size, specials, min_frequency, show_progress, nam
 # ------------------------------------------------------------------------------- input
 
 
-def _read_documents(path: str, text_field: str, errors: str) -> Iterator[str]:
-    if path.endswith((".jsonl", ".ndjson", ".jsonl.txt")):
-        return _read_jsonl(path, text_field, errors)
-    return _read_lines(path, errors)
+def _count_text_file(trainer, path: str, errors: str, bar, block: int = 4 << 20) -> None:
+    """Hands a plain text file to Rust a block at a time (cut at a newline); Rust checks the
+    UTF-8, cuts the lines and counts them, so no Python object is made per line."""
+    offset = 0  # file offset of `pending`
+    pending = b""
+    with open(path, "rb") as f:
+        while True:
+            data = f.read(block)
+            if data:
+                pending += data
+                cut = pending.rfind(b"\n") + 1
+                if cut == 0:
+                    continue  # one long line: read on until it ends
+            else:
+                cut = len(pending)
+                if not cut:
+                    break
+            bad = trainer.count_lines(pending[:cut], errors == "replace")
+            if bad is not None:
+                pos, reason = bad
+                raise FormatError(f"not valid UTF-8 ({reason})", f"byte {offset + pos}", path)
+            if bar is not None:
+                bar.update(cut)
+            offset += cut
+            pending = pending[cut:]
+            if not data:
+                break
 
 
 def _decode(data: bytes, path: str, offset: int, errors: str) -> str:
@@ -290,31 +333,6 @@ def _decode(data: bytes, path: str, offset: int, errors: str) -> str:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as e:
         raise FormatError(f"not valid UTF-8 ({e.reason})", f"byte {offset + e.start}", path) from None
-
-
-def _read_lines(path: str, errors: str, block: int = 1 << 20) -> Iterator[str]:
-    """The lines of a text file, each with its newline, read a block at a time."""
-    offset = 0
-    rest = b""
-    with open(path, "rb") as f:
-        while True:
-            data = f.read(block)
-            if not data:
-                break
-            data = rest + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
-                continue
-            text = _decode(data[:cut], path, offset, errors)
-            offset += cut
-            rest = data[cut:]
-            lines = text.split("\n")
-            lines.pop()  # empty: the block ends with a newline
-            for line in lines:
-                yield line + "\n"
-    if rest:
-        yield _decode(rest, path, offset, errors)
 
 
 def _read_jsonl(path: str, text_field: str, errors: str) -> Iterator[str]:

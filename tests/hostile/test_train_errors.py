@@ -66,8 +66,8 @@ def test_non_utf8_file_offset_past_the_first_block(tmp_path, monkeypatch):
     p = tmp_path / "bad.txt"
     good = b"x" * 99 + b"\n"
     p.write_bytes(good * 50 + b"\xc3(" + b"\n")
-    real = train_module._read_lines
-    monkeypatch.setattr(train_module, "_read_lines", lambda path, errors: real(path, errors, block=64))
+    real = train_module._count_text_file
+    monkeypatch.setattr(train_module, "_count_text_file", lambda *a: real(*a, block=64))
     with pytest.raises(FormatError, match="byte 5000"):
         bytepair.train_files([p], 300)
 
@@ -156,3 +156,17 @@ def test_keyboard_interrupt_during_merges_stops_between_slices(monkeypatch):
         bytepair.train(texts, 400)
     assert 2 <= len(calls) < 10
     assert threading.main_thread().is_alive()
+
+
+HOSTILE_BYTES = [b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\xf0\x9f\x98", b"\xe2\x82", b"\xc0\xaf", b"\xf5\x80\x80\x80"]
+
+
+def test_errors_replace_matches_python_decoding(tmp_path):
+    # Rust reads plain text files; its U+FFFD substitution must be Python's errors="replace".
+    data = b"".join(b"ok " + h + b" ok" + h + b"\n" for h in HOSTILE_BYTES) + b"tail \xe2\x82"
+    p = tmp_path / "hostile.txt"
+    p.write_bytes(data)
+    text = data.decode("utf-8", "replace")
+    expected = bytepair.train(text.splitlines(keepends=True), 320, pattern=r"\S+|\s+")
+    got = bytepair.train_files([p], 320, pattern=r"\S+|\s+", errors="replace")
+    assert got._mergeable_ranks == expected._mergeable_ranks

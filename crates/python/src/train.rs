@@ -49,6 +49,29 @@ impl Trainer {
         py.allow_threads(|| guarded(|| pool.install(|| counter.add_documents(&docs))))
     }
 
+    /// Counts a block of UTF-8 text with one document per line (GIL released). Returns None,
+    /// or `(byte offset, reason)` of the first invalid UTF-8 if `lossy` is false; with `lossy`
+    /// invalid bytes are read as U+FFFD. Nothing of an invalid block is counted.
+    fn count_lines(&mut self, py: Python<'_>, data: &[u8], lossy: bool) -> PyResult<Option<(usize, String)>> {
+        let counter = self.counter.as_mut().ok_or_else(|| state_error("counting is over"))?;
+        let pool = &self.pool;
+        py.allow_threads(|| {
+            let text = match std::str::from_utf8(data) {
+                Ok(t) => std::borrow::Cow::Borrowed(t),
+                Err(_) if lossy => String::from_utf8_lossy(data),
+                Err(e) => {
+                    let reason = match e.error_len() {
+                        Some(_) => "invalid UTF-8 byte sequence",
+                        None => "truncated UTF-8 sequence at the end",
+                    };
+                    return Ok(Some((e.valid_up_to(), reason.to_owned())));
+                }
+            };
+            guarded(|| pool.install(|| counter.add_lines(&text)))?;
+            Ok(None)
+        })
+    }
+
     /// (documents, bytes) counted so far.
     fn seen(&self) -> (u64, u64) {
         self.counter.as_ref().map(|c| c.seen()).unwrap_or((0, 0))

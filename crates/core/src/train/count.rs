@@ -133,6 +133,39 @@ impl ChunkCounter {
         }
     }
 
+    /// Counts a block of text holding one document per line (each line keeps its `\n`; a
+    /// last line without one is a document too). The block is cut at line ends into one share
+    /// per worker, so no list of lines is ever built.
+    pub fn add_lines(&mut self, text: &str) -> Result<()> {
+        let n = self.workers.len();
+        let bytes = text.as_bytes();
+        self.bytes += bytes.len() as u64;
+        self.documents += bytecount_lines(bytes);
+        // Share boundaries: just after the first newline at or past each k/n of the block.
+        let mut cuts = vec![0usize];
+        for k in 1..n {
+            let from = (bytes.len() * k / n).max(*cuts.last().unwrap_or(&0));
+            let cut = match bytes[from..].iter().position(|&b| b == b'\n') {
+                Some(i) => from + i + 1,
+                None => bytes.len(),
+            };
+            cuts.push(cut);
+        }
+        cuts.push(bytes.len());
+        let count_share = |((pre, table), w): (&mut (Pretokenizer, ChunkCounts), &[usize])| {
+            // Cuts sit just after a '\n' (ASCII), so they are char boundaries.
+            for line in text[w[0]..w[1]].split_inclusive('\n') {
+                pre.for_each_piece(line, |piece| table.add(piece.as_bytes(), 1))?;
+            }
+            Ok(())
+        };
+        if n == 1 {
+            count_share((&mut self.workers[0], &cuts[..]))
+        } else {
+            self.workers.par_iter_mut().zip(cuts.par_windows(2)).try_for_each(count_share)
+        }
+    }
+
     /// Documents and bytes seen so far.
     pub fn seen(&self) -> (u64, u64) {
         (self.documents, self.bytes)
@@ -150,6 +183,12 @@ impl ChunkCounter {
         }
         all
     }
+}
+
+/// The number of lines in `bytes` (a last line without a newline counts).
+fn bytecount_lines(bytes: &[u8]) -> u64 {
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    newlines + u64::from(!bytes.is_empty() && bytes[bytes.len() - 1] != b'\n')
 }
 
 /// Cuts `docs` into `n` contiguous ranges of about `total / n` bytes each.
@@ -193,6 +232,25 @@ mod tests {
         b.sort();
         assert_eq!(a, b);
         assert_eq!(one.iter().find(|(c, _)| *c == b"hello").unwrap().1, 400);
+    }
+
+    #[test]
+    fn add_lines_is_add_documents_of_the_lines() {
+        let text: String = (0..300).map(|i| format!("line {i} with  words\n\n")).collect::<String>() + "last";
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let pat = r"\w+|\s+|[^\w\s]+";
+        for workers in [1, 2, 5] {
+            let mut a = ChunkCounter::new(pat, workers).unwrap();
+            a.add_lines(&text).unwrap();
+            let mut b = ChunkCounter::new(pat, 1).unwrap();
+            b.add_documents(&lines).unwrap();
+            assert_eq!(a.seen(), b.seen());
+            let mut x: Vec<_> = a.finish().iter().map(|(c, n)| (c.to_vec(), n)).collect();
+            let mut y: Vec<_> = b.finish().iter().map(|(c, n)| (c.to_vec(), n)).collect();
+            x.sort();
+            y.sort();
+            assert_eq!(x, y);
+        }
     }
 
     #[test]
