@@ -5,6 +5,7 @@
 //! plug in here as further variants of [`Pretokenizer`], chosen by pattern text, and must give
 //! the identical pieces.
 
+pub mod automata;
 pub mod regex;
 
 use crate::error::Result;
@@ -12,11 +13,17 @@ use crate::error::Result;
 #[derive(Debug, Clone)]
 pub enum Pretokenizer {
     Regex(regex::RegexSplitter),
+    /// GPT-2/GPT-4-family patterns rewritten exactly for regex-automata (see `automata.rs`).
+    Automata(automata::AutomataSplitter),
 }
 
 impl Pretokenizer {
     pub fn new(pattern: &str) -> Result<Self> {
-        Ok(Pretokenizer::Regex(regex::RegexSplitter::new(pattern)?))
+        let general = regex::RegexSplitter::new(pattern)?; // validates the pattern as written
+        Ok(match automata::AutomataSplitter::new(pattern) {
+            Some(fast) => Pretokenizer::Automata(fast),
+            None => Pretokenizer::Regex(general),
+        })
     }
 
     /// Calls `f` with each piece of `text`, in order. The pieces need not cover the text: a
@@ -25,12 +32,17 @@ impl Pretokenizer {
     pub fn for_each_piece<'t, F: FnMut(&'t str)>(&self, text: &'t str, f: F) -> Result<()> {
         match self {
             Pretokenizer::Regex(r) => r.for_each_piece(text, f),
+            Pretokenizer::Automata(a) => {
+                a.for_each_piece(text, f);
+                Ok(())
+            }
         }
     }
 
     pub fn pattern(&self) -> &str {
         match self {
             Pretokenizer::Regex(r) => r.pattern(),
+            Pretokenizer::Automata(a) => a.pattern(),
         }
     }
 }
