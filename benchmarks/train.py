@@ -2,18 +2,21 @@
 
     python benchmarks/train.py [--corpus-dir DIR] [--vocab-size 8192] [--big] [--repeat 1]
 
-Each library trains in its own subprocess on the same stream of documents (one document per
-line of en.txt, code.txt and de.txt from the corpus dir, $BYTEPAIR_CORPUS_DIR by default), with
-the GPT-4 split pattern and all cores. Reported: wall time of the training call (best of
---repeat runs), the subprocess's peak RSS (resource.getrusage, so everything the library held
-at its peak), and each peer's time and memory relative to bytepair. Missing peers are skipped
-with a note.
+Each library trains in its own subprocess on the same files, with the GPT-4 split pattern
+(tiktoken's cl100k form, the same string for all), all cores, one document per line:
+en.txt, code.txt and de.txt from the corpus dir ($BYTEPAIR_CORPUS_DIR by default). Each library
+is driven the way its users train on files: `bytepair.train_files(paths)`, HF's
+`Tokenizer.train(paths)`, and rustbpe (which has no file API) over `open(path)` line by line.
+The row "bytepair (iterator)" gets exactly rustbpe's Python stream of lines instead.
 
---big adds a >= 100 MB corpus trained to vocab 32768: the same three files streamed seven
-times, each time through a different text transform (as is, lower, upper, swapcase, title,
-each line's words reversed, each line's characters reversed), so the distinct chunks grow with
-the corpus instead of only their counts. It is generated on the fly in each subprocess, never
-written to disk.
+Reported: wall time of the training call (best of --repeat runs), the subprocess's peak RSS
+(resource.getrusage: everything the library held at its peak, interpreter included), and each
+library's time and memory relative to bytepair. Missing peers are skipped with a note.
+
+--big adds a >= 100 MB corpus trained to vocab 32768: the three files written seven times to a
+temporary directory, each time through a different text transform (as is, lower, upper,
+swapcase, title, each line's words reversed, each line's characters reversed), so that the
+distinct chunks grow with the corpus and not only their counts. The directory is deleted after.
 """
 
 from __future__ import annotations
@@ -23,34 +26,31 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 CHILD = textwrap.dedent(r'''
-    import json, os, resource, sys, time
-    lib, corpus_dir, vocab_size, big = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+    import json, resource, sys, time
+    lib, vocab_size, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     CL100K = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
               r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-    TRANSFORMS = [
-        lambda s: s, str.lower, str.upper, str.swapcase, str.title,
-        lambda s: " ".join(reversed(s.rstrip("\n").split(" "))) + "\n",
-        lambda s: s.rstrip("\n")[::-1] + "\n",
-    ]
 
-    def docs():
-        for t in (TRANSFORMS if big else TRANSFORMS[:1]):
-            for name in ("en", "code", "de"):
-                with open(os.path.join(corpus_dir, name + ".txt"), encoding="utf-8") as f:
-                    for line in f:
-                        yield t(line)
+    def lines():
+        for p in paths:
+            with open(p, encoding="utf-8") as f:
+                yield from f
 
     if lib == "bytepair":
         import bytepair
-        run = lambda: bytepair.train(docs(), vocab_size, pattern=CL100K, show_progress=False).n_vocab
+        run = lambda: bytepair.train_files(paths, vocab_size, pattern=CL100K, show_progress=False).n_vocab
+    elif lib == "bytepair-iter":
+        import bytepair
+        run = lambda: bytepair.train(lines(), vocab_size, pattern=CL100K, show_progress=False).n_vocab
     elif lib == "rustbpe":
         import rustbpe
         def run():
             tok = rustbpe.Tokenizer()
-            tok.train_from_iterator(docs(), vocab_size=vocab_size, pattern=CL100K)
+            tok.train_from_iterator(lines(), vocab_size=vocab_size, pattern=CL100K)
             return tok.vocab_size
     elif lib == "hf":
         from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
@@ -62,19 +62,36 @@ CHILD = textwrap.dedent(r'''
             ])
             trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-            tok.train_from_iterator(docs(), trainer=trainer)
+            tok.train(paths, trainer=trainer)
             return tok.get_vocab_size()
-    if lib == "bytes":
-        print(json.dumps({"bytes": sum(len(d.encode()) for d in docs())}))
-        sys.exit()
     t = time.perf_counter()
     n = run()
     dt = time.perf_counter() - t
     print(json.dumps({"time": dt, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "n_vocab": n}))
 ''')
 
-PEERS = [("bytepair", "bytepair", "bytepair"), ("rustbpe", "rustbpe", "rustbpe"),
-         ("hf", "tokenizers", "HF tokenizers BpeTrainer")]
+TRANSFORMS = [
+    ("asis", lambda s: s), ("lower", str.lower), ("upper", str.upper), ("swapcase", str.swapcase),
+    ("title", str.title),
+    ("words-reversed", lambda s: " ".join(reversed(s.rstrip("\n").split(" "))) + "\n"),
+    ("chars-reversed", lambda s: s.rstrip("\n")[::-1] + "\n"),
+]
+
+
+def write_big_corpus(corpus_dir: str, out_dir: str) -> list[str]:
+    paths = []
+    for tname, t in TRANSFORMS:
+        for name in ("en", "code", "de"):
+            path = os.path.join(out_dir, f"{name}-{tname}.txt")
+            with open(os.path.join(corpus_dir, name + ".txt"), encoding="utf-8") as src, \
+                    open(path, "w", encoding="utf-8") as dst:
+                dst.writelines(t(line) for line in src)
+            paths.append(path)
+    return paths
+
+
+PEERS = [("bytepair", "bytepair", "bytepair"), ("bytepair-iter", "bytepair", "bytepair (iterator)"),
+         ("rustbpe", "rustbpe", "rustbpe"), ("hf", "tokenizers", "HF tokenizers BpeTrainer")]
 
 
 def installed(module: str) -> bool:
@@ -82,24 +99,22 @@ def installed(module: str) -> bool:
     return r.returncode == 0
 
 
-def child(lib: str, corpus_dir: str, vocab_size: int, big: bool) -> dict:
-    r = subprocess.run([sys.executable, "-c", CHILD, lib, corpus_dir, str(vocab_size), "1" if big else "0"],
-                       capture_output=True, text=True)
+def child(lib: str, paths: list[str], vocab_size: int) -> dict:
+    r = subprocess.run([sys.executable, "-c", CHILD, lib, str(vocab_size), *paths], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{lib} failed:\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def bench(corpus_dir: str, vocab_size: int, big: bool, repeat: int) -> None:
-    size = child("bytes", corpus_dir, vocab_size, big)["bytes"]
-    print(f"\ncorpus: {'en+code+de x7 transforms' if big else 'en+code+de'} ({size / 1e6:.1f} MB), "
-          f"vocab {vocab_size}, GPT-4 pattern, {os.cpu_count()} cores")
+def bench(title: str, paths: list[str], vocab_size: int, repeat: int) -> None:
+    size = sum(os.path.getsize(p) for p in paths)
+    print(f"\ncorpus: {title} ({size / 1e6:.1f} MB), vocab {vocab_size}, GPT-4 pattern, {os.cpu_count()} cores")
     results = {}
     for lib, module, label in PEERS:
         if not installed(module):
             print(f"  (skipped {label}: `{module}` is not installed)")
             continue
-        runs = [child(lib, corpus_dir, vocab_size, big) for _ in range(repeat)]
+        runs = [child(lib, paths, vocab_size) for _ in range(repeat)]
         best = min(runs, key=lambda r: r["time"])
         best["rss_mb"] = max(r["rss_mb"] for r in runs)
         results[label] = best
@@ -123,9 +138,12 @@ def main() -> None:
     args = ap.parse_args()
     if not args.corpus_dir:
         sys.exit("give --corpus-dir or set BYTEPAIR_CORPUS_DIR")
-    bench(args.corpus_dir, args.vocab_size, False, args.repeat)
+    small = [os.path.join(args.corpus_dir, f"{n}.txt") for n in ("en", "code", "de")]
+    bench("en+code+de", small, args.vocab_size, args.repeat)
     if args.big:
-        bench(args.corpus_dir, args.big_vocab_size, True, args.repeat)
+        with tempfile.TemporaryDirectory(prefix="bytepair-bench-") as tmp:
+            bench("en+code+de x7 transforms", write_big_corpus(args.corpus_dir, tmp), args.big_vocab_size,
+                  args.repeat)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,21 @@ class TrainedEncoding(Encoding):
     ``merges`` lists each merge as ``(left id, right id, id, count)`` in the order made.
     """
 
-    merges: list[tuple[int, int, int, int]]
+    merges: list[tuple[int, int, int, int]] = []
+
+    def __getstate__(self) -> object:
+        state = super().__getstate__()
+        if isinstance(state, dict):
+            state = {**state, "merges": self.merges}
+        return state
+
+    def __setstate__(self, value: object) -> None:
+        merges = []
+        if isinstance(value, dict) and "merges" in value:
+            value = dict(value)
+            merges = value.pop("merges")
+        super().__setstate__(value)
+        self.merges = merges
 
     def token_bytes(self) -> npt.NDArray[np.int32]:
         """Each token's length in bytes, indexed by id; 0 for special tokens and unused ids.
@@ -149,9 +163,10 @@ def train_files(
     show_progress: bool | None = None,
     name: str = "trained",
 ) -> TrainedEncoding:
-    """:func:`train` on files, read as a stream. ``.jsonl``/``.ndjson`` files hold one JSON object per line and
-    the text of each is its ``text_field``; any other file is plain UTF-8 text with one document
-    per line (as HF tokenizers and rustbpe read text files).
+    """:func:`train` on files, read as a stream. ``.jsonl``/``.ndjson`` files hold one JSON
+    object per line and the text of each is its ``text_field``; any other file is plain UTF-8
+    text with one document per line (as HF tokenizers and rustbpe read text files). Plain text
+    goes to Rust in blocks of bytes, with no Python object per line.
 
     ``errors="strict"`` turns bytes that are not UTF-8 into a FormatError naming the file and
     byte offset; ``errors="replace"`` reads them as U+FFFD.

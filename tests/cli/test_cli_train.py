@@ -87,3 +87,4 @@ def test_trained_encoding_surface(corpus, tmp_path):
 
     again = pickle.loads(pickle.dumps(enc))
     assert again.encode(TEXT) == enc.encode(TEXT)
+    assert again.merges == enc.merges and again._special_tokens == enc._special_tokens

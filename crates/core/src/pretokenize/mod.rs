@@ -1,9 +1,11 @@
 //! Splitting text into pieces before BPE, exactly as the encoding's split pattern does.
 //!
-//! Today every pattern runs on [`regex::RegexSplitter`] (fancy-regex, the engine tiktoken uses,
-//! so the pieces are the same by construction). Hand-written scanners for the built-in patterns
-//! plug in here as further variants of [`Pretokenizer`], chosen by pattern text, and must give
-//! the identical pieces.
+//! The general engine is [`regex::RegexSplitter`] (fancy-regex, the engine tiktoken uses, so
+//! the pieces are the same by construction). Patterns of the GPT-2/GPT-4 family that can be
+//! rewritten exactly without look-around or possessive quantifiers run on
+//! [`automata::AutomataSplitter`] (regex-automata, several times faster). Hand-written
+//! scanners for the built-in patterns plug in here as further variants of [`Pretokenizer`],
+//! chosen by pattern text, and must give the identical pieces.
 
 pub mod automata;
 pub mod regex;
