@@ -88,3 +88,19 @@ def test_trained_encoding_surface(corpus, tmp_path):
     again = pickle.loads(pickle.dumps(enc))
     assert again.encode(TEXT) == enc.encode(TEXT)
     assert again.merges == enc.merges and again._special_tokens == enc._special_tokens
+
+
+def test_progress_bar_and_logging(corpus, capsys, caplog):
+    pytest.importorskip("tqdm")
+    with caplog.at_level("INFO", logger="bytepair.train"):
+        bytepair.train_files([corpus], 270, show_progress=True)
+    err = capsys.readouterr().err
+    assert "counting" in err and "merging" in err
+    assert any("distinct" in r.getMessage() for r in caplog.records)
+    bytepair.train([TEXT], 270, show_progress=False)
+    assert "merging" not in capsys.readouterr().err
+
+
+def test_cli_help_lists_the_presets():
+    r = CliRunner().invoke(main, ["train", "--help"])
+    assert r.exit_code == 0 and "nanochat" in r.output and "--vocab-size" in r.output

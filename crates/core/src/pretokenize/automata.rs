@@ -190,7 +190,10 @@ mod tests {
 
     /// A small deterministic generator (no dev-dependency): xorshift over tricky characters.
     fn random_texts(n: usize) -> Vec<String> {
-        let alphabet: Vec<char> = " \t\n\r\u{a0}\u{3000}\u{2028}aZé日'sS1٣½.,!/-_(\u{301}🙂x\u{b}"
+        // Every class the patterns test: spaces of several kinds (NEL and U+2028 are \s, U+200B
+        // is not), letters of each case class (Lu Ll Lt Lm Lo), marks, digits of several
+        // scripts and other numbers, punctuation, symbols, apostrophes, newlines.
+        let alphabet: Vec<char> = " \t\n\r\u{a0}\u{3000}\u{2028}\u{85}\u{200b}\u{c}aZé日ǅʰ'’sSlLdDtT1٣½Ⅻ.,!/-_(\u{301}🙂x\u{b}"
             .chars()
             .collect();
         let mut state = 0x9e3779b97f4a7c15u64;
