@@ -143,6 +143,9 @@ def train(
     >>> enc.decode(enc.encode("hello"))
     'hello'
     """
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts must be an iterable of str documents, not a single "
+                        f"{type(texts).__name__} (wrap it in a list)")
     pat, specials, threads = _check_arguments(vocab_size, pattern, special_tokens, min_frequency, num_threads)
     trainer = _new_trainer(pat, threads)
     with _progress(show_progress, "counting", unit="B", unit_scale=True) as bar:

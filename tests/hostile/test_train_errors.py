@@ -107,6 +107,8 @@ def test_missing_file():
 def test_non_str_documents():
     with pytest.raises(TypeError, match="must be str, got bytes"):
         bytepair.train([b"hello"], 300)
+    with pytest.raises(TypeError, match="not a single str"):
+        bytepair.train("one long text", 300)
 
 
 def test_lone_surrogates_are_counted_as_replacement_character():

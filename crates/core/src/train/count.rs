@@ -23,7 +23,7 @@ type Hasher = foldhash::fast::FixedState;
 #[derive(Clone, Copy)]
 struct Entry {
     start: usize,
-    len: u32,
+    len: usize,
     count: u64,
 }
 
@@ -45,15 +45,15 @@ impl ChunkCounts {
     pub fn add(&mut self, chunk: &[u8], n: u64) {
         let hash = self.hasher.hash_one(chunk);
         let arena = &self.arena;
-        if let Some(e) = self.table.find_mut(hash, |e| &arena[e.start..e.start + e.len as usize] == chunk) {
+        if let Some(e) = self.table.find_mut(hash, |e| &arena[e.start..e.start + e.len] == chunk) {
             e.count += n;
             return;
         }
         let start = self.arena.len();
         self.arena.extend_from_slice(chunk);
         let (arena, hasher) = (&self.arena, &self.hasher);
-        self.table.insert_unique(hash, Entry { start, len: chunk.len() as u32, count: n }, |e| {
-            hasher.hash_one(&arena[e.start..e.start + e.len as usize])
+        self.table.insert_unique(hash, Entry { start, len: chunk.len(), count: n }, |e| {
+            hasher.hash_one(&arena[e.start..e.start + e.len])
         });
     }
 
@@ -75,7 +75,7 @@ impl ChunkCounts {
 
     /// Each distinct chunk with its count, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
-        self.table.iter().map(|e| (&self.arena[e.start..e.start + e.len as usize], e.count))
+        self.table.iter().map(|e| (&self.arena[e.start..e.start + e.len], e.count))
     }
 
     /// The sum of all counts (the number of chunks in the text).

@@ -122,6 +122,9 @@ impl Merger {
             if chunk.len() < 2 {
                 continue;
             }
+            if chunk.len() > u32::MAX as usize {
+                return Err(Error::Vocab(format!("a chunk of {} bytes is too long to train on", chunk.len())));
+            }
             words.starts.push(words.symbols.len());
             words.lens.push(chunk.len() as u32);
             words.weights.push(n);
