@@ -172,3 +172,35 @@ def test_errors_replace_matches_python_decoding(tmp_path):
     expected = bytepair.train(text.splitlines(keepends=True), 320, pattern=r"\S+|\s+")
     got = bytepair.train_files([p], 320, pattern=r"\S+|\s+", errors="replace")
     assert got._mergeable_ranks == expected._mergeable_ranks
+
+
+def test_sigint_in_a_real_process_stops_cleanly(tmp_path):
+    # A real SIGINT while the stream is being counted (a batch may be in flight on the worker
+    # thread): the process ends with KeyboardInterrupt and writes nothing.
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "never.tiktoken"
+    script = f"""
+import sys, time, bytepair
+def docs():
+    for i in range(10**9):
+        if i == 200_000:
+            print("ready", flush=True)
+        if i > 200_000:
+            time.sleep(0.0005)
+        yield f"document {{i}} with some words in it\\n"
+enc = bytepair.train(docs(), 1000, show_progress=False)
+enc.save({str(out)!r})
+"""
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode != 0
+    assert "KeyboardInterrupt" in err
+    assert not out.exists()
