@@ -213,7 +213,9 @@ mod tests {
 
     #[test]
     fn same_pieces_as_fancy_regex() {
-        let mut texts = random_texts(20_000);
+        // BYTEPAIR_FUZZ_ITERS raises the count for a longer run (docs/training.md).
+        let n = std::env::var("BYTEPAIR_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+        let mut texts = random_texts(n);
         texts.extend(
             ["", " ", "  ", "a  b", "a \n b", "x   ", "\n\n  \n", "it's 12345 ok!!\n\n", "  \u{3000}x", "'S'LL"]
                 .map(String::from),
