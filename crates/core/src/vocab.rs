@@ -106,6 +106,12 @@ impl Vocab {
                 return Err(Error::Vocab(format!("{what} {id} has an empty token")));
             }
             if let Some(prev) = owner[id as usize] {
+                if is_special && entries[prev].2 {
+                    // A second spelling of a special token (tiktoken's o200k_harmony has
+                    // <|endofprompt|> and <|reserved_200018|> at one id). It encodes to the id;
+                    // decoding gives the first spelling.
+                    continue;
+                }
                 return Err(Error::Vocab(format!(
                     "id {id} is given to both {} and {}",
                     show(entries[prev].0),
@@ -128,6 +134,7 @@ impl Vocab {
             max_token_len,
         };
         vocab.special_ids.sort_unstable();
+        vocab.special_ids.dedup();
         for &(bytes, rank, _) in &entries[..n_mergeable] {
             vocab.insert_rank(bytes, rank)?;
         }
@@ -162,6 +169,7 @@ impl Vocab {
             blob,
         };
         vocab.special_ids.sort_unstable();
+        vocab.special_ids.dedup();
         for id in 0..vocab.spans.len() {
             let (off, len) = vocab.spans[id];
             if len == 0 || is_special[id] {

@@ -103,10 +103,12 @@ impl CoreBPE {
         py.allow_threads(|| guarded(|| self.inner.count(text, &allowed)))
     }
 
-    /// The first special token of the given set found in `text`, as (start, end, id), or None.
-    fn find_special(&self, py: Python<'_>, text: &str, all: bool, ids: Vec<u32>) -> Option<(usize, usize, u32)> {
+    /// The first special token of the given set found in `text`, as (byte start, byte end,
+    /// id, spelling), or None.
+    fn find_special(&self, py: Python<'_>, text: &str, all: bool, ids: Vec<u32>) -> Option<(usize, usize, u32, String)> {
         let f = filter(all, ids);
-        py.allow_threads(|| self.inner.find_special(text, &f)).map(|m| (m.start, m.end, m.id))
+        py.allow_threads(|| self.inner.find_special(text, &f))
+            .map(|m| (m.start, m.end, m.id, self.inner.specials().tokens()[m.spelling].0.clone()))
     }
 
     /// Encodes many texts on all cores. `allowed_*` as in `encode`.
