@@ -1,9 +1,17 @@
-"""Type stubs for bytepair._core, the compiled Rust binding (crates/python)."""
+"""Type stubs for bytepair._core, the compiled Rust binding (crates/python).
 
+Checked against the compiled module by tests/test_stubs.py (mypy's stubtest).
+"""
+
+from typing import final
+
+__all__ = ["CoreBPE", "bpe2_source_hash", "parse_tiktoken"]
+
+@final
 class CoreBPE:
     """The rank-BPE encoder (tiktoken's CoreBPE). Every method releases the GIL while it works."""
 
-    def __init__(self, mergeable_ranks: dict[bytes, int], special_tokens: list[tuple[str, int]], pattern: str) -> None: ...
+    def __new__(cls, mergeable_ranks: dict[bytes, int], special_tokens: list[tuple[str, int]], pattern: str) -> CoreBPE: ...
     @staticmethod
     def from_tiktoken(data: bytes, special_tokens: list[tuple[str, int]], pattern: str) -> CoreBPE: ...
     @staticmethod
