@@ -123,6 +123,20 @@ class Encoding:
         if found is not None:
             _raise_disallowed(found[3])
 
+    def _with_policy(self, call, text, allowed_special, disallowed_special):
+        """Apply the special-token policy, then ``call(text, allowed_all, allowed_ids)``,
+        repairing lone surrogates first if the text has any."""
+        if not isinstance(text, str):
+            raise _not_str(text)
+        every, ids = self._allowed(allowed_special)
+        try:
+            self._check_disallowed(text, allowed_special, disallowed_special)
+            return call(text, every, ids)
+        except UnicodeEncodeError:
+            text = _fix_surrogates(text)
+            self._check_disallowed(text, allowed_special, disallowed_special)
+            return call(text, every, ids)
+
     # ---------------------------------------------------------------- encoding
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -154,16 +168,7 @@ class Encoding:
         >>> enc.encode("hello <|endoftext|>", allowed_special="all")
         [15339, 220, 100257]
         """
-        if not isinstance(text, str):
-            raise _not_str(text)
-        every, ids = self._allowed(allowed_special)
-        try:
-            self._check_disallowed(text, allowed_special, disallowed_special)
-            return self._core_bpe.encode(text, every, ids)
-        except UnicodeEncodeError:
-            text = _fix_surrogates(text)
-            self._check_disallowed(text, allowed_special, disallowed_special)
-            return self._core_bpe.encode(text, every, ids)
+        return self._with_policy(self._core_bpe.encode, text, allowed_special, disallowed_special)
 
     def count(
         self,
@@ -177,16 +182,7 @@ class Encoding:
         >>> enc.count("hello world")
         2
         """
-        if not isinstance(text, str):
-            raise _not_str(text)
-        every, ids = self._allowed(allowed_special)
-        try:
-            self._check_disallowed(text, allowed_special, disallowed_special)
-            return self._core_bpe.count(text, every, ids)
-        except UnicodeEncodeError:
-            text = _fix_surrogates(text)
-            self._check_disallowed(text, allowed_special, disallowed_special)
-            return self._core_bpe.count(text, every, ids)
+        return self._with_policy(self._core_bpe.count, text, allowed_special, disallowed_special)
 
     def encode_to_numpy(
         self,
@@ -198,16 +194,7 @@ class Encoding:
         """Encodes text into a numpy ``uint32`` array (ids copied once, straight from Rust)."""
         import numpy as np
 
-        if not isinstance(text, str):
-            raise _not_str(text)
-        every, ids = self._allowed(allowed_special)
-        try:
-            self._check_disallowed(text, allowed_special, disallowed_special)
-            buf = self._core_bpe.encode_to_buffer(text, every, ids)
-        except UnicodeEncodeError:
-            text = _fix_surrogates(text)
-            self._check_disallowed(text, allowed_special, disallowed_special)
-            buf = self._core_bpe.encode_to_buffer(text, every, ids)
+        buf = self._with_policy(self._core_bpe.encode_to_buffer, text, allowed_special, disallowed_special)
         return np.frombuffer(buf, dtype=np.uint32)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
