@@ -85,6 +85,10 @@ impl Encoder {
     pub fn pattern(&self) -> &str {
         self.pretokenizer.pattern()
     }
+    /// Which pre-tokenizer runs the pattern (see [`Pretokenizer::kind`]).
+    pub fn splitter(&self) -> &'static str {
+        self.pretokenizer.kind()
+    }
 
     /// Encodes text with no special-token handling at all.
     pub fn encode_ordinary_into<S: Sink>(&self, text: &str, out: &mut S) -> Result<()> {

@@ -190,6 +190,12 @@ impl CoreBPE {
         self.inner.vocab().max_rank()
     }
 
+    /// Which pre-tokenizer runs the pattern: a hand-written one ("cl100k", "o200k", ...) or "regex".
+    #[getter]
+    fn splitter(&self) -> &'static str {
+        self.inner.splitter()
+    }
+
     #[getter]
     fn pattern(&self) -> &str {
         self.inner.pattern()
