@@ -13,6 +13,9 @@ use std::hash::BuildHasher;
 
 use crate::error::{Error, Result};
 
+mod short;
+use short::{pack, ShortIndex, MAX_SHORT};
+
 /// Ids above this are refused: they would make the id-indexed table absurdly large.
 pub const MAX_TOKEN_ID: u32 = (1 << 31) - 1;
 
@@ -25,6 +28,9 @@ pub struct Vocab {
     blob: Vec<u8>,
     /// Ranks of mergeable tokens, hashed by their bytes.
     index: HashTable<u32>,
+    /// The same ranks for tokens of at most [`MAX_SHORT`] bytes, keyed by the packed bytes:
+    /// the lookup the merge engine makes most.
+    short: ShortIndex,
     hasher: Hasher,
     /// The rank of each single byte, so the merge engine never hashes one.
     byte_ranks: [u32; 256],
@@ -121,6 +127,7 @@ impl Vocab {
             spans,
             blob,
             index: HashTable::with_capacity(n_mergeable),
+            short: ShortIndex::new(std::iter::empty()),
             hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
             special_ids: entries[n_mergeable..].iter().map(|e| e.1).collect(),
@@ -153,6 +160,7 @@ impl Vocab {
         let max_token_len = spans.iter().map(|s| s.1 as usize).max().unwrap_or(0);
         let mut vocab = Vocab {
             index: HashTable::with_capacity(n_mergeable),
+            short: ShortIndex::new(std::iter::empty()),
             hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
             special_ids,
@@ -202,7 +210,14 @@ impl Vocab {
         }
     }
 
-    fn check_bytes(&self) -> Result<()> {
+    fn check_bytes(&mut self) -> Result<()> {
+        let (spans, blob, specials) = (&self.spans, &self.blob, &self.special_ids);
+        self.short = ShortIndex::new(spans.iter().enumerate().filter_map(move |(id, &(off, len))| {
+            let len = len as usize;
+            let id = id as u32;
+            (len >= 1 && len <= MAX_SHORT && specials.binary_search(&id).is_err())
+                .then(|| (pack(&blob[off as usize..off as usize + len]), id))
+        }));
         match self.byte_ranks.iter().position(|&r| r == u32::MAX) {
             Some(b) => Err(Error::Vocab(format!(
                 "the single byte {} has no rank; a byte-level vocabulary needs all 256",
@@ -215,6 +230,9 @@ impl Vocab {
     /// The rank of a mergeable token, or `None`. Special tokens are never found here.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() <= MAX_SHORT {
+            return if bytes.is_empty() { None } else { self.short.get(pack(bytes)) };
+        }
         let hash = self.hasher.hash_one(bytes);
         self.index.find(hash, |&r| self.token_unchecked(r) == bytes).copied()
     }

@@ -4,6 +4,7 @@
 
 mod encoder;
 mod errors;
+mod ids;
 
 use bytepair_core::formats::{bpe2, tiktoken};
 use pyo3::prelude::*;

@@ -31,34 +31,52 @@ pub fn encode_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
         out.push(vocab.byte_rank(piece[0]));
     } else if let Some(rank) = vocab.rank(piece) {
         out.push(rank);
-    } else if piece.len() <= SMALL {
+    } else {
+        merge_piece(vocab, piece, out);
+    }
+}
+
+/// Merges a piece of at least two bytes that is not itself a token.
+#[inline]
+pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    if piece.len() <= SMALL {
         merge_small(vocab, piece, out);
     } else {
         merge_heap(vocab, piece, out);
     }
 }
 
-/// The quadratic scan for short pieces. `starts[i]` is where part i begins (with a sentinel at
-/// the end); `pair[i]` is the rank of part i joined with part i+1, or NONE.
+/// The quadratic scan for short pieces, in stack arrays sized for the piece: most missed
+/// pieces are under 16 bytes, and clearing a 128-entry array per piece would cost more than the
+/// merging.
+#[inline]
 fn merge_small<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
-    let n = piece.len();
-    let mut starts = [0u32; SMALL + 1];
-    let mut pair = [NONE; SMALL];
-    for (i, s) in starts.iter_mut().enumerate().take(n + 1) {
-        *s = i as u32;
+    if piece.len() <= 16 {
+        merge_scan::<16, S>(vocab, piece, out)
+    } else {
+        merge_scan::<SMALL, S>(vocab, piece, out)
     }
-    for (i, p) in pair.iter_mut().enumerate().take(n - 1) {
-        *p = vocab.rank(&piece[i..i + 2]).unwrap_or(NONE);
+}
+
+/// `start[i]` is where part i begins (the last part ends at `n`), `tok[i]` its rank, and
+/// `pair[i]` the rank of parts i and i+1 joined, or NONE. Each round finds the lowest pair rank
+/// (the leftmost on a tie, as the scan keeps the first minimum), merges, and updates the two
+/// pair ranks that changed.
+fn merge_scan<const CAP: usize, S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    let n = piece.len();
+    debug_assert!((2..=CAP).contains(&n));
+    let mut start = [0u32; CAP];
+    let mut tok = [0u32; CAP];
+    let mut pair = [NONE; CAP];
+    for i in 0..n {
+        start[i] = i as u32;
+        tok[i] = vocab.byte_rank(piece[i]);
+    }
+    for i in 0..n - 1 {
+        pair[i] = vocab.rank(&piece[i..i + 2]).unwrap_or(NONE);
     }
     let mut parts = n;
-    let rank_of = |starts: &[u32], i: usize, parts: usize| -> u32 {
-        // Rank of parts i and i+1 joined; NONE when i+1 does not exist.
-        if i + 2 > parts {
-            return NONE;
-        }
-        vocab.rank(&piece[starts[i] as usize..starts[i + 2] as usize]).unwrap_or(NONE)
-    };
-    while parts > 1 {
+    loop {
         let (mut best, mut best_rank) = (0, NONE);
         for (i, &r) in pair[..parts - 1].iter().enumerate() {
             if r < best_rank {
@@ -69,28 +87,29 @@ fn merge_small<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
         if best_rank == NONE {
             break;
         }
-        // Merge part best with best+1: drop the boundary between them.
-        starts.copy_within(best + 2..parts + 1, best + 1);
+        tok[best] = best_rank;
+        // Part best+1 disappears: shift everything after it down by one.
+        start.copy_within(best + 2..parts, best + 1);
+        tok.copy_within(best + 2..parts, best + 1);
         if best + 2 < parts {
             pair.copy_within(best + 2..parts - 1, best + 1);
         }
         parts -= 1;
-        pair[best] = rank_of(&starts, best, parts);
+        if parts == 1 {
+            break;
+        }
+        let joined = |i: usize| {
+            let stop = if i + 2 < parts { start[i + 2] as usize } else { n };
+            vocab.rank(&piece[start[i] as usize..stop]).unwrap_or(NONE)
+        };
+        pair[best] = if best + 1 < parts { joined(best) } else { NONE };
         if best > 0 {
-            pair[best - 1] = rank_of(&starts, best - 1, parts);
+            pair[best - 1] = joined(best - 1);
         }
     }
-    for i in 0..parts {
-        let part = &piece[starts[i] as usize..starts[i + 1] as usize];
-        out.push(if part.len() == 1 { vocab.byte_rank(part[0]) } else { rank_unchecked(vocab, part) });
+    for &t in &tok[..parts] {
+        out.push(t);
     }
-}
-
-/// A part that came out of a merge is a token by construction; look its rank up again.
-#[inline]
-fn rank_unchecked(vocab: &Vocab, part: &[u8]) -> u32 {
-    // Cannot miss: every multi-byte part was created by merging a pair found in the index.
-    vocab.rank(part).unwrap_or(NONE)
 }
 
 /// The heap engine for long pieces. Parts are nodes 0..n of a linked list (node i starts at
