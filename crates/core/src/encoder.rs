@@ -99,7 +99,7 @@ impl Encoder {
             let piece = piece.as_bytes();
             if piece.len() == 1 {
                 out.push(vocab.byte_rank(piece[0]));
-            } else if let Some(rank) = vocab.rank(piece) {
+            } else if let Some(rank) = (piece.len() <= vocab.max_token_len()).then(|| vocab.rank(piece)).flatten() {
                 out.push(rank);
             } else {
                 PieceCache::merge(&mut cache, vocab, piece, out);

@@ -3,6 +3,7 @@
 //! - [`rank`]: tiktoken's rank BPE (merge the adjacent pair whose concatenation has the lowest
 //!   rank, leftmost first), used by cl100k, o200k, Llama 3 and every `.tiktoken` vocabulary.
 
+pub mod bucket;
 pub mod cache;
 pub mod rank;
 
