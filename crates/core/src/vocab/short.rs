@@ -51,21 +51,30 @@ pub fn pack(b: &[u8]) -> u64 {
 }
 
 impl ShortIndex {
-    pub fn new(tokens: impl Iterator<Item = (u64, u32)> + Clone) -> ShortIndex {
-        let n = tokens.clone().count();
+    /// An empty index sized for `n` keys.
+    pub fn with_capacity(n: usize) -> ShortIndex {
         // Load factor at most 1/2: short probe sequences, and the table stays a few MB.
         let size = (2 * n).next_power_of_two().max(16);
-        let mut slots = vec![Slot { key: EMPTY, rank: 0 }; size].into_boxed_slice();
-        let shift = 64 - size.trailing_zeros();
-        let mask = size - 1;
-        for (key, rank) in tokens {
-            let mut i = Self::home(key, shift);
-            while slots[i].key != EMPTY && slots[i].key != key {
-                i = (i + 1) & mask;
+        let slots = vec![Slot { key: EMPTY, rank: 0 }; size].into_boxed_slice();
+        ShortIndex { slots, shift: 64 - size.trailing_zeros() }
+    }
+
+    /// Adds a key; a key already present keeps its rank, which is returned as the error.
+    /// At most the capacity given to [`with_capacity`](Self::with_capacity) keys fit.
+    pub fn insert(&mut self, key: u64, rank: u32) -> Result<(), u32> {
+        let mask = self.slots.len() - 1;
+        let mut i = Self::home(key, self.shift);
+        loop {
+            let s = &mut self.slots[i];
+            if s.key == EMPTY {
+                *s = Slot { key, rank };
+                return Ok(());
             }
-            slots[i] = Slot { key, rank };
+            if s.key == key {
+                return Err(s.rank);
+            }
+            i = (i + 1) & mask;
         }
-        ShortIndex { slots, shift }
     }
 
     #[inline(always)]
@@ -111,7 +120,11 @@ mod tests {
     #[test]
     fn finds_what_was_inserted() {
         let toks: Vec<Vec<u8>> = (0..5000u32).map(|i| format!("t{i}").into_bytes()).filter(|t| t.len() <= 7).collect();
-        let idx = ShortIndex::new(toks.iter().enumerate().map(|(r, t)| (pack(t), r as u32)));
+        let mut idx = ShortIndex::with_capacity(toks.len());
+        for (r, t) in toks.iter().enumerate() {
+            idx.insert(pack(t), r as u32).unwrap();
+        }
+        assert_eq!(idx.insert(pack(&toks[0]), 99), Err(0));
         for (r, t) in toks.iter().enumerate() {
             assert_eq!(idx.get(pack(t)), Some(r as u32));
         }
