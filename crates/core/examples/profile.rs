@@ -12,6 +12,17 @@ fn main() {
         "o200k" => bytepair_core::pretokenize::o200k::O200K_PATTERN,
         _ => bytepair_core::pretokenize::cl100k::CL100K_PATTERN,
     };
+    if std::env::var("ONLY_LOAD").is_ok() {
+        for _ in 0..50 {
+            let t0 = Instant::now();
+            let b = bpe2::read(&data).unwrap();
+            let t1 = t0.elapsed();
+            let v = b.into_vocab(&[]).unwrap();
+            println!("read {:?} vocab {:?}", t1, t0.elapsed() - t1);
+            drop(v);
+        }
+        return;
+    }
     let t0 = Instant::now();
     let vocab = bpe2::read(&data).unwrap().into_vocab(&[]).unwrap();
     println!("load {:?}", t0.elapsed());
