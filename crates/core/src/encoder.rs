@@ -2,6 +2,7 @@
 //! decode path for rank BPE. It is tiktoken's `CoreBPE`, and holds no per-call state, so one
 //! instance is shared by every thread.
 
+use crate::encode::cache::PieceCache;
 use crate::encode::{rank::encode_piece, Count, Sink};
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
@@ -87,10 +88,25 @@ impl Encoder {
     pub fn pattern(&self) -> &str {
         self.pretokenizer.pattern()
     }
+    /// Which pre-tokenizer runs the pattern (see [`Pretokenizer::kind`]).
+    pub fn splitter(&self) -> &'static str {
+        self.pretokenizer.kind()
+    }
 
     /// Encodes text with no special-token handling at all.
     pub fn encode_ordinary_into<S: Sink>(&self, text: &str, out: &mut S) -> Result<()> {
-        self.pretokenizer.for_each_piece(text, |piece| encode_piece(&self.vocab, piece.as_bytes(), out))
+        let vocab = &self.vocab;
+        let mut cache = None;
+        self.pretokenizer.for_each_piece(text, |piece| {
+            let piece = piece.as_bytes();
+            if piece.len() == 1 {
+                out.push(vocab.byte_rank(piece[0]));
+            } else if let Some(rank) = (piece.len() <= vocab.max_token_len()).then(|| vocab.rank(piece)).flatten() {
+                out.push(rank);
+            } else {
+                PieceCache::merge(&mut cache, vocab, piece, out);
+            }
+        })
     }
 
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {

@@ -4,6 +4,8 @@
 
 mod encoder;
 mod errors;
+mod ids;
+mod threads;
 
 use bytepair_core::formats::{bpe2, tiktoken};
 use pyo3::prelude::*;
