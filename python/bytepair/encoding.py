@@ -77,7 +77,6 @@ class Encoding:
                     f"and the largest id is {self.max_token_value}"
                 )
         self._special_token_values = frozenset(special_tokens.values())
-        self._special_by_id = {i: s for s, i in special_tokens.items()}
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -122,7 +121,21 @@ class Encoding:
                 return
             found = self._core_bpe.find_special(text, False, ids)
         if found is not None:
-            _raise_disallowed(self._special_by_id[found[2]])
+            _raise_disallowed(found[3])
+
+    def _with_policy(self, call, text, allowed_special, disallowed_special):
+        """Apply the special-token policy, then ``call(text, allowed_all, allowed_ids)``,
+        repairing lone surrogates first if the text has any."""
+        if not isinstance(text, str):
+            raise _not_str(text)
+        every, ids = self._allowed(allowed_special)
+        try:
+            self._check_disallowed(text, allowed_special, disallowed_special)
+            return call(text, every, ids)
+        except UnicodeEncodeError:
+            text = _fix_surrogates(text)
+            self._check_disallowed(text, allowed_special, disallowed_special)
+            return call(text, every, ids)
 
     # ---------------------------------------------------------------- encoding
 
@@ -155,14 +168,7 @@ class Encoding:
         >>> enc.encode("hello <|endoftext|>", allowed_special="all")
         [15339, 220, 100257]
         """
-        if not isinstance(text, str):
-            raise _not_str(text)
-        self._check_disallowed(text, allowed_special, disallowed_special)
-        every, ids = self._allowed(allowed_special)
-        try:
-            return self._core_bpe.encode(text, every, ids)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode(_fix_surrogates(text), every, ids)
+        return self._with_policy(self._core_bpe.encode, text, allowed_special, disallowed_special)
 
     def count(
         self,
@@ -176,14 +182,7 @@ class Encoding:
         >>> enc.count("hello world")
         2
         """
-        if not isinstance(text, str):
-            raise _not_str(text)
-        self._check_disallowed(text, allowed_special, disallowed_special)
-        every, ids = self._allowed(allowed_special)
-        try:
-            return self._core_bpe.count(text, every, ids)
-        except UnicodeEncodeError:
-            return self._core_bpe.count(_fix_surrogates(text), every, ids)
+        return self._with_policy(self._core_bpe.count, text, allowed_special, disallowed_special)
 
     def encode_to_numpy(
         self,
@@ -195,14 +194,7 @@ class Encoding:
         """Encodes text into a numpy ``uint32`` array (ids copied once, straight from Rust)."""
         import numpy as np
 
-        if not isinstance(text, str):
-            raise _not_str(text)
-        self._check_disallowed(text, allowed_special, disallowed_special)
-        every, ids = self._allowed(allowed_special)
-        try:
-            buf = self._core_bpe.encode_to_buffer(text, every, ids)
-        except UnicodeEncodeError:
-            buf = self._core_bpe.encode_to_buffer(_fix_surrogates(text), every, ids)
+        buf = self._with_policy(self._core_bpe.encode_to_buffer, text, allowed_special, disallowed_special)
         return np.frombuffer(buf, dtype=np.uint32)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
@@ -223,10 +215,14 @@ class Encoding:
     ) -> list[list[int]]:
         """Encodes many texts in parallel; special tokens as in :meth:`encode`."""
         texts = list(text)
-        for t in texts:
+        for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise _not_str(t)
-            self._check_disallowed(t, allowed_special, disallowed_special)
+            try:
+                self._check_disallowed(t, allowed_special, disallowed_special)
+            except UnicodeEncodeError:
+                texts[i] = t = _fix_surrogates(t)
+                self._check_disallowed(t, allowed_special, disallowed_special)
         every, ids = self._allowed(allowed_special)
         return self._batch(texts, every, ids, num_threads)
 

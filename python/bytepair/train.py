@@ -41,6 +41,10 @@ NANOCHAT_PATTERN = (
     r"""|\s*[\r\n]|\s+(?!\S)|\s+"""
 )
 
+# minbpe's and rustbpe's form of the GPT-4 pattern (rustbpe's default): the same as
+# NANOCHAT_PATTERN with digits 1-3 at a time. Not a preset (use "gpt4"); kept for comparisons.
+RUSTBPE_GPT4_PATTERN = NANOCHAT_PATTERN.replace(r"\p{N}{1,2}", r"\p{N}{1,3}")
+
 #: Named split patterns accepted by ``pattern=``. Anything else is taken as a regex.
 PATTERNS: dict[str, str] = {
     "gpt2": R50K_PATTERN,

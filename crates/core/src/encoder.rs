@@ -2,6 +2,7 @@
 //! decode path for rank BPE. It is tiktoken's `CoreBPE`, and holds no per-call state, so one
 //! instance is shared by every thread.
 
+use crate::encode::cache::PieceCache;
 use crate::encode::{rank::encode_piece, Count, Sink};
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
@@ -53,7 +54,9 @@ impl Encoder {
     /// `specials` are `(spelling, id)`; their ids must already be in `vocab`'s table as specials.
     pub fn new(vocab: Vocab, pattern: &str, specials: Vec<(String, u32)>) -> Result<Self> {
         for (spelling, id) in &specials {
-            if vocab.token(*id) != Some(spelling.as_bytes()) || !vocab.is_special(*id) {
+            // Either the table holds this spelling at the id, or another spelling of the
+            // same special token (an alias) does.
+            if vocab.token(*id).is_none() || !vocab.is_special(*id) {
                 return Err(Error::Vocab(format!(
                     "special token {spelling:?} (id {id}) is not in the token table as a special token"
                 )));
@@ -85,10 +88,25 @@ impl Encoder {
     pub fn pattern(&self) -> &str {
         self.pretokenizer.pattern()
     }
+    /// Which pre-tokenizer runs the pattern (see [`Pretokenizer::kind`]).
+    pub fn splitter(&self) -> &'static str {
+        self.pretokenizer.kind()
+    }
 
     /// Encodes text with no special-token handling at all.
     pub fn encode_ordinary_into<S: Sink>(&self, text: &str, out: &mut S) -> Result<()> {
-        self.pretokenizer.for_each_piece(text, |piece| encode_piece(&self.vocab, piece.as_bytes(), out))
+        let vocab = &self.vocab;
+        let mut cache = None;
+        self.pretokenizer.for_each_piece(text, |piece| {
+            let piece = piece.as_bytes();
+            if piece.len() == 1 {
+                out.push(vocab.byte_rank(piece[0]));
+            } else if let Some(rank) = (piece.len() <= vocab.max_token_len()).then(|| vocab.rank(piece)).flatten() {
+                out.push(rank);
+            } else {
+                PieceCache::merge(&mut cache, vocab, piece, out);
+            }
+        })
     }
 
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {

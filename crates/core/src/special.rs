@@ -16,6 +16,8 @@ pub struct SpecialMatch {
     pub start: usize,
     pub end: usize,
     pub id: u32,
+    /// Which spelling matched (an index into [`SpecialTokens::tokens`]); ids can have aliases.
+    pub spelling: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -61,7 +63,8 @@ impl SpecialTokens {
     pub fn find_from(&self, text: &str, from: usize) -> Option<SpecialMatch> {
         let ac = self.leftmost.as_ref()?;
         let m = ac.find(Input::new(text).span(from..text.len()))?;
-        Some(SpecialMatch { start: m.start(), end: m.end(), id: self.tokens[m.pattern().as_usize()].1 })
+        let spelling = m.pattern().as_usize();
+        Some(SpecialMatch { start: m.start(), end: m.end(), id: self.tokens[spelling].1, spelling })
     }
 
     /// The first occurrence (smallest start, then longest) of a special token accepted by
@@ -70,11 +73,12 @@ impl SpecialTokens {
         let ac = self.overlapping.as_ref()?;
         let mut best: Option<SpecialMatch> = None;
         for m in ac.find_overlapping_iter(text) {
-            let id = self.tokens[m.pattern().as_usize()].1;
+            let spelling = m.pattern().as_usize();
+            let id = self.tokens[spelling].1;
             if !wanted(id) {
                 continue;
             }
-            let cand = SpecialMatch { start: m.start(), end: m.end(), id };
+            let cand = SpecialMatch { start: m.start(), end: m.end(), id, spelling };
             best = match best {
                 None => Some(cand),
                 Some(b) if (cand.start, std::cmp::Reverse(cand.end)) < (b.start, std::cmp::Reverse(b.end)) => Some(cand),

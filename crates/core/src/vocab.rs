@@ -13,6 +13,9 @@ use std::hash::BuildHasher;
 
 use crate::error::{Error, Result};
 
+mod short;
+use short::{pack, ShortIndex, MAX_SHORT};
+
 /// Ids above this are refused: they would make the id-indexed table absurdly large.
 pub const MAX_TOKEN_ID: u32 = (1 << 31) - 1;
 
@@ -25,6 +28,9 @@ pub struct Vocab {
     blob: Vec<u8>,
     /// Ranks of mergeable tokens, hashed by their bytes.
     index: HashTable<u32>,
+    /// The same ranks for tokens of at most [`MAX_SHORT`] bytes, keyed by the packed bytes:
+    /// the lookup the merge engine makes most.
+    short: ShortIndex,
     hasher: Hasher,
     /// The rank of each single byte, so the merge engine never hashes one.
     byte_ranks: [u32; 256],
@@ -106,6 +112,12 @@ impl Vocab {
                 return Err(Error::Vocab(format!("{what} {id} has an empty token")));
             }
             if let Some(prev) = owner[id as usize] {
+                if is_special && entries[prev].2 {
+                    // A second spelling of a special token (tiktoken's o200k_harmony has
+                    // <|endofprompt|> and <|reserved_200018|> at one id). It encodes to the id;
+                    // decoding gives the first spelling.
+                    continue;
+                }
                 return Err(Error::Vocab(format!(
                     "id {id} is given to both {} and {}",
                     show(entries[prev].0),
@@ -120,7 +132,8 @@ impl Vocab {
         let mut vocab = Vocab {
             spans,
             blob,
-            index: HashTable::with_capacity(n_mergeable),
+            index: HashTable::new(),
+            short: ShortIndex::with_capacity(0),
             hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
             special_ids: entries[n_mergeable..].iter().map(|e| e.1).collect(),
@@ -128,10 +141,8 @@ impl Vocab {
             max_token_len,
         };
         vocab.special_ids.sort_unstable();
-        for &(bytes, rank, _) in &entries[..n_mergeable] {
-            vocab.insert_rank(bytes, rank)?;
-        }
-        vocab.check_bytes()?;
+        vocab.special_ids.dedup();
+        vocab.build_index(entries[..n_mergeable].iter().map(|e| e.1))?;
         Ok(vocab)
     }
 
@@ -152,7 +163,8 @@ impl Vocab {
         let n_mergeable = spans.iter().zip(&is_special).filter(|(s, sp)| s.1 > 0 && !**sp).count();
         let max_token_len = spans.iter().map(|s| s.1 as usize).max().unwrap_or(0);
         let mut vocab = Vocab {
-            index: HashTable::with_capacity(n_mergeable),
+            index: HashTable::new(),
+            short: ShortIndex::with_capacity(0),
             hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
             special_ids,
@@ -162,44 +174,55 @@ impl Vocab {
             blob,
         };
         vocab.special_ids.sort_unstable();
-        for id in 0..vocab.spans.len() {
-            let (off, len) = vocab.spans[id];
-            if len == 0 || is_special[id] {
-                continue;
-            }
-            let (start, end) = (off as usize, off as usize + len as usize);
-            if end > vocab.blob.len() {
+        vocab.special_ids.dedup();
+        for (id, &(off, len)) in vocab.spans.iter().enumerate() {
+            if off as usize + len as usize > vocab.blob.len() {
                 return Err(Error::Vocab(format!("token {id} points past the end of the blob")));
             }
-            // Borrow dance: hash the bytes from the blob, then insert the rank.
-            let bytes = vocab.blob[start..end].to_vec();
-            vocab.insert_rank(&bytes, id as u32)?;
         }
-        vocab.check_bytes()?;
+        let ids = (0..vocab.spans.len() as u32).filter(|&id| vocab.spans[id as usize].1 > 0 && !is_special[id as usize]);
+        let ids: Vec<u32> = ids.collect();
+        vocab.build_index(ids.into_iter())?;
         Ok(vocab)
     }
 
-    fn insert_rank(&mut self, bytes: &[u8], rank: u32) -> Result<()> {
-        let hash = self.hasher.hash_one(bytes);
-        let (spans, blob) = (&self.spans, &self.blob);
+    /// Indexes the mergeable ids (their spans already in the table): tokens of up to
+    /// [`MAX_SHORT`] bytes in the packed-key index, longer ones in the hash table. Refuses the
+    /// same bytes at two ranks and a missing single byte.
+    fn build_index(&mut self, ids: impl Iterator<Item = u32> + Clone) -> Result<()> {
+        let Vocab { spans, blob, index, short, hasher, byte_ranks, .. } = self;
         let token = |id: u32| {
             let (off, len) = spans[id as usize];
             &blob[off as usize..off as usize + len as usize]
         };
-        match self.index.entry(hash, |&r| token(r) == bytes, |&r| self.hasher.hash_one(token(r))) {
-            hashbrown::hash_table::Entry::Occupied(e) => Err(Error::Vocab(format!(
-                "{} has two ranks, {} and {rank}",
-                show(bytes),
-                e.get()
-            ))),
-            hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert(rank);
-                if bytes.len() == 1 {
-                    self.byte_ranks[bytes[0] as usize] = rank;
+        let (n_short, n_long) = ids.clone().fold((0, 0), |(s, l), id| {
+            if token(id).len() <= MAX_SHORT { (s + 1, l) } else { (s, l + 1) }
+        });
+        *short = ShortIndex::with_capacity(n_short);
+        index.reserve(n_long, |&r| hasher.hash_one(token(r)));
+        let twice = |bytes: &[u8], a: u32, b: u32| {
+            Error::Vocab(format!("{} has two ranks, {} and {}", show(bytes), a.min(b), a.max(b)))
+        };
+        for rank in ids {
+            let bytes = token(rank);
+            if bytes.len() <= MAX_SHORT {
+                if let Err(prev) = short.insert(pack(bytes), rank) {
+                    return Err(twice(bytes, prev, rank));
                 }
-                Ok(())
+                if bytes.len() == 1 {
+                    byte_ranks[bytes[0] as usize] = rank;
+                }
+                continue;
+            }
+            let hash = hasher.hash_one(bytes);
+            match index.entry(hash, |&r| token(r) == bytes, |&r| hasher.hash_one(token(r))) {
+                hashbrown::hash_table::Entry::Occupied(e) => return Err(twice(bytes, *e.get(), rank)),
+                hashbrown::hash_table::Entry::Vacant(e) => {
+                    e.insert(rank);
+                }
             }
         }
+        self.check_bytes()
     }
 
     fn check_bytes(&self) -> Result<()> {
@@ -215,6 +238,9 @@ impl Vocab {
     /// The rank of a mergeable token, or `None`. Special tokens are never found here.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() <= MAX_SHORT {
+            return if bytes.is_empty() { None } else { self.short.get(pack(bytes)) };
+        }
         let hash = self.hasher.hash_one(bytes);
         self.index.find(hash, |&r| self.token_unchecked(r) == bytes).copied()
     }

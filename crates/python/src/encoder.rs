@@ -9,6 +9,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 use rayon::prelude::*;
 
 use crate::errors::guarded;
+use crate::ids::IntCache;
 
 fn filter(all: bool, ids: Vec<u32>) -> SpecialFilter {
     if all {
@@ -22,6 +23,14 @@ fn filter(all: bool, ids: Vec<u32>) -> SpecialFilter {
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct CoreBPE {
     inner: Encoder,
+    ints: IntCache,
+}
+
+impl CoreBPE {
+    fn wrap(inner: Encoder) -> Self {
+        let ints = IntCache::new(inner.vocab().table_len());
+        CoreBPE { inner, ints }
+    }
 }
 
 #[pymethods]
@@ -43,7 +52,7 @@ impl CoreBPE {
         let inner = py.allow_threads(|| {
             guarded(|| Encoder::from_ranks(borrowed, special_tokens, &pattern))
         })?;
-        Ok(CoreBPE { inner })
+        Ok(CoreBPE::wrap(inner))
     }
 
     /// From the bytes of a `.tiktoken` file (no Python dict in between).
@@ -55,7 +64,7 @@ impl CoreBPE {
                 Encoder::from_ranks(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), special_tokens, pattern)
             })
         })?;
-        Ok(CoreBPE { inner })
+        Ok(CoreBPE::wrap(inner))
     }
 
     /// From the bytes of a BPE2 file; `special_tokens` are added at their ids.
@@ -67,17 +76,25 @@ impl CoreBPE {
                 Encoder::new(vocab, pattern, special_tokens)
             })
         })?;
-        Ok(CoreBPE { inner })
+        Ok(CoreBPE::wrap(inner))
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        py.allow_threads(|| guarded(|| self.inner.encode_ordinary(text)))
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let ids = py.allow_threads(|| guarded(|| self.inner.encode_ordinary(text)))?;
+        self.ints.list(py, &ids)
     }
 
     #[pyo3(signature = (text, allowed_all, allowed_ids))]
-    fn encode(&self, py: Python<'_>, text: &str, allowed_all: bool, allowed_ids: Vec<u32>) -> PyResult<Vec<u32>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed_all: bool,
+        allowed_ids: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let allowed = filter(allowed_all, allowed_ids);
-        py.allow_threads(|| guarded(|| self.inner.encode(text, &allowed)))
+        let ids = py.allow_threads(|| guarded(|| self.inner.encode(text, &allowed)))?;
+        self.ints.list(py, &ids)
     }
 
     /// The ids as native-endian u32 in a bytearray (one copy; numpy wraps it without another).
@@ -103,32 +120,66 @@ impl CoreBPE {
         py.allow_threads(|| guarded(|| self.inner.count(text, &allowed)))
     }
 
-    /// The first special token of the given set found in `text`, as (start, end, id), or None.
-    fn find_special(&self, py: Python<'_>, text: &str, all: bool, ids: Vec<u32>) -> Option<(usize, usize, u32)> {
+    /// The first special token of the given set found in `text`, as (byte start, byte end,
+    /// id, spelling), or None.
+    fn find_special(&self, py: Python<'_>, text: &str, all: bool, ids: Vec<u32>) -> Option<(usize, usize, u32, String)> {
         let f = filter(all, ids);
-        py.allow_threads(|| self.inner.find_special(text, &f)).map(|m| (m.start, m.end, m.id))
+        py.allow_threads(|| self.inner.find_special(text, &f))
+            .map(|m| (m.start, m.end, m.id, self.inner.specials().tokens()[m.spelling].0.clone()))
     }
 
     /// Encodes many texts on all cores. `allowed_*` as in `encode`.
-    fn encode_batch(
+    ///
+    /// Worker threads encode with the GIL released while this thread, holding the GIL only
+    /// between results, turns each finished result into a list: building lists is the serial
+    /// part of a batch, and overlapping it with the encoding is what lets a batch use the cores.
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<PyBackedStr>,
         allowed_all: bool,
         allowed_ids: Vec<u32>,
         num_threads: usize,
-    ) -> PyResult<Vec<Vec<u32>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let allowed = filter(allowed_all, allowed_ids);
-        py.allow_threads(|| {
-            guarded(|| {
-                let one = |t: &PyBackedStr| self.inner.encode(t, &allowed);
-                if num_threads <= 1 || texts.len() <= 1 {
-                    texts.iter().map(one).collect()
-                } else {
-                    texts.par_iter().map(one).collect()
+        let one = |t: &PyBackedStr| guarded(|| self.inner.encode(t, &allowed));
+        if num_threads <= 1 || texts.len() <= 1 {
+            let all = py.allow_threads(|| texts.iter().map(one).collect::<PyResult<Vec<_>>>())?;
+            let lists = all.iter().map(|ids| self.ints.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
+            return PyList::new(py, lists);
+        }
+        let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, PyResult<Vec<u32>>)>();
+        let mut first_err = None;
+        std::thread::scope(|scope| {
+            let texts = &texts;
+            let one = &one;
+            scope.spawn(move || {
+                crate::threads::with_threads(num_threads, || {
+                    texts.par_iter().enumerate().for_each_with(tx, |tx, (i, t)| {
+                        // The receiver only goes away after every result arrived.
+                        let _ = tx.send((i, one(t)));
+                    })
+                })
+            });
+            let mut rx = rx;
+            for _ in 0..texts.len() {
+                let (got, back) = py.allow_threads(move || (rx.recv(), rx));
+                rx = back;
+                let Ok((i, res)) = got else { break };
+                match res.and_then(|ids| self.ints.list(py, &ids)) {
+                    Ok(list) => lists[i] = Some(list),
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
                 }
-            })
-        })
+            }
+        });
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        let lists: Vec<Bound<'py, PyList>> = lists.into_iter().map(|l| l.expect("every text was encoded")).collect();
+        PyList::new(py, lists)
     }
 
     fn encode_single_piece(&self, piece: &[u8]) -> Vec<u32> {
@@ -188,6 +239,12 @@ impl CoreBPE {
     #[getter]
     fn max_rank(&self) -> u32 {
         self.inner.vocab().max_rank()
+    }
+
+    /// Which pre-tokenizer runs the pattern: a hand-written one ("cl100k", "o200k", ...) or "regex".
+    #[getter]
+    fn splitter(&self) -> &'static str {
+        self.inner.splitter()
     }
 
     #[getter]

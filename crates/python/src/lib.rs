@@ -4,6 +4,8 @@
 
 mod encoder;
 mod errors;
+mod ids;
+mod threads;
 mod train;
 
 use bytepair_core::formats::{bpe2, tiktoken};

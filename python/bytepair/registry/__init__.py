@@ -11,7 +11,6 @@ arguments of ``Encoding(...)``.
 from __future__ import annotations
 
 import threading
-from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping
 
 from bytepair.encoding import Encoding
@@ -31,6 +30,9 @@ def _plugin_constructors() -> dict[str, Constructor]:
     global _plugins
     with _lock:
         if _plugins is None:
+            # Imported here: importlib.metadata costs ~10 ms, and start-up should not pay it.
+            from importlib.metadata import entry_points
+
             found: dict[str, Constructor] = {}
             for ep in entry_points(group=ENTRY_POINT_GROUP):
                 obj = ep.load()

@@ -78,10 +78,10 @@ def o200k_harmony() -> Encoding:
         "<|constrain|>": 200003, "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
         "<|message|>": 200008, "<|call|>": 200012,
     }
-    specials = {**O200K_SPECIALS, **named}
-    # Every id from 200000 to 201087 that has no name is reserved.
-    used = set(specials.values())
-    specials.update({f"<|reserved_{i}|>": i for i in range(200000, 201088) if i not in used})
+    reserved = [200000, 200001, 200004, 200009, 200010, 200011, *range(200013, 201088)]
+    # As in tiktoken, 200018 is both <|endofprompt|> and <|reserved_200018|>: two spellings,
+    # one id (decoding gives the first).
+    specials = {**O200K_SPECIALS, **named, **{f"<|reserved_{i}|>": i for i in reserved}}
     return _bundled("o200k_harmony", "o200k_base", O200K_PATTERN, specials)
 
 

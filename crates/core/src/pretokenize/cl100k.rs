@@ -1,0 +1,108 @@
+//! The cl100k_base split pattern, and Llama 3's, which differs only in where a whitespace run
+//! at the very end of the text is cut:
+//!
+//! ```text
+//! cl100k: '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
+//! llama3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//! ```
+//!
+//! Llama 3's quantifiers are not possessive, but nothing follows them inside their alternative
+//! that could make the regex give characters back, so both read the same way:
+//! 1. `'` and a contraction letter (or two), case-insensitive;
+//! 2. one optional character that is not `\r`, `\n`, a letter or a number, then all letters;
+//! 3. one to three numbers;
+//! 4. an optional space, a run of punctuation (not space, letter or number), then `\r`/`\n`s;
+//! 5. whitespace, see [`whitespace_end`].
+
+use super::scan::{flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
+use super::unicode::{contraction_letter, decode, flags, L, N};
+
+pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// The length of a case-insensitive contraction (`s d m t ll ve re`) at `i`, just after the
+/// apostrophe; 0 if there is none.
+#[inline]
+pub fn contraction_len(bytes: &[u8], i: usize) -> usize {
+    if i >= bytes.len() {
+        return 0;
+    }
+    let (c1, n1) = decode(bytes, i);
+    let l1 = contraction_letter(c1);
+    match l1 {
+        b's' | b'd' | b'm' | b't' => n1,
+        b'l' | b'v' | b'r' => {
+            if i + n1 >= bytes.len() {
+                return 0;
+            }
+            let (c2, n2) = decode(bytes, i + n1);
+            let want = match l1 {
+                b'l' => b'l',
+                _ => b'e', // 've, 're
+            };
+            if contraction_letter(c2) == want {
+                n1 + n2
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
+#[inline(always)]
+fn end(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
+    let (c, n) = decode(bytes, i);
+    if c == '\'' as u32 {
+        let k = contraction_len(bytes, i + 1);
+        if k > 0 {
+            return i + 1 + k;
+        }
+    }
+    let f = flags(c);
+    if f & L != 0 {
+        return run_end(bytes, i + n, |g| g & L != 0);
+    }
+    if f & N == 0 && c != '\r' as u32 && c != '\n' as u32 {
+        // Alternative 2 with its optional first character.
+        let (g, m) = flags_at(bytes, i + n);
+        if g & L != 0 {
+            return run_end(bytes, i + n + m, |g| g & L != 0);
+        }
+    }
+    if f & N != 0 {
+        let mut j = i + n;
+        for _ in 0..2 {
+            let (g, m) = flags_at(bytes, j);
+            if g & N == 0 {
+                break;
+            }
+            j += m;
+        }
+        return j;
+    }
+    let punct_from = if is_punct(f) {
+        Some(i)
+    } else if c == ' ' as u32 && is_punct(flags_at(bytes, i + 1).0) && i + 1 < bytes.len() {
+        Some(i + 1)
+    } else {
+        None
+    };
+    if let Some(p) = punct_from {
+        let j = run_end(bytes, p, is_punct);
+        let mut k = j;
+        while k < bytes.len() && (bytes[k] == b'\r' || bytes[k] == b'\n') {
+            k += 1;
+        }
+        return k;
+    }
+    whitespace_end(bytes, i, ws)
+}
+
+pub fn for_each_cl100k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
+    for_each(text, |b, i| end(b, i, Whitespace::EndFirst), f)
+}
+
+pub fn for_each_llama3<'t>(text: &'t str, f: impl FnMut(&'t str)) {
+    for_each(text, |b, i| end(b, i, Whitespace::NewlineFirst), f)
+}

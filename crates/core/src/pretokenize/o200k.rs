@@ -1,0 +1,151 @@
+//! The o200k_base split pattern (also o200k_harmony's):
+//!
+//! ```text
+//! [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//! |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+//! |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//! ```
+//!
+//! Call the two letter sets UP (`[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`) and LO
+//! (`[\p{Ll}\p{Lm}\p{Lo}\p{M}]`). They overlap in Lm, Lo and the marks (which are not `\p{L}`,
+//! so a mark is also a valid optional first character and is punctuation for alternative 4).
+//! The regex backtracks, and the first match in its order is what we must reproduce:
+//!
+//! - Alternative 1, body `UP* LO+` from `j`: `UP*` first takes the whole UP run `j..k`. If the
+//!   character at `k` is in LO, `LO+` takes the LO run from `k`. Otherwise `UP*` gives back
+//!   characters until one in LO starts `LO+`: the last character of the UP run that is also in
+//!   LO; everything after it in the run is UP only, so `LO+` is that single character.
+//! - The optional first character is tried taken first, then not taken (which only matters when
+//!   it is a mark, itself UP and LO); all of alternative 1 is tried before alternative 2.
+//! - Alternative 2, body `UP+ LO*`: the UP run and then the LO run after it.
+//! - Either may end with a case-insensitive contraction.
+
+use super::cl100k::contraction_len;
+use super::scan::{flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
+use super::unicode::{decode, flags, L, LO, N, UP};
+
+pub const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
+
+/// `UP* LO+` from `j`: the end of the match, if any.
+#[inline(always)]
+fn body1(bytes: &[u8], j: usize) -> Option<usize> {
+    let mut k = j;
+    let mut after_last_both = None;
+    while k < bytes.len() {
+        let (c, n) = decode(bytes, k);
+        let f = flags(c);
+        if f & UP == 0 {
+            if f & LO != 0 {
+                return Some(run_end(bytes, k + n, |g| g & LO != 0));
+            }
+            break;
+        }
+        k += n;
+        if f & LO != 0 {
+            after_last_both = Some(k);
+        }
+    }
+    after_last_both
+}
+
+/// `UP+ LO*` from `j`: the end of the match, if any.
+#[inline(always)]
+fn body2(bytes: &[u8], j: usize) -> Option<usize> {
+    let k = run_end(bytes, j, |g| g & UP != 0);
+    if k == j {
+        return None;
+    }
+    Some(run_end(bytes, k, |g| g & LO != 0))
+}
+
+/// Extends a letter match by an optional contraction.
+#[inline(always)]
+fn with_contraction(bytes: &[u8], e: usize) -> usize {
+    if e < bytes.len() && bytes[e] == b'\'' {
+        let k = contraction_len(bytes, e + 1);
+        if k > 0 {
+            return e + 1 + k;
+        }
+    }
+    e
+}
+
+#[inline(always)]
+fn end(bytes: &[u8], i: usize) -> usize {
+    let (c, n) = decode(bytes, i);
+    let f = flags(c);
+    // Fast path: an ASCII lower-case letter, or any LO character not in UP, starts a plain
+    // LO run (alternative 1 with no UP part).
+    if f & (UP | LO) == LO {
+        return with_contraction(bytes, run_end(bytes, i + n, |g| g & LO != 0));
+    }
+    let prefix = f & (L | N) == 0 && c != '\r' as u32 && c != '\n' as u32;
+    let letters = f & (UP | LO) != 0;
+    if prefix || letters {
+        if prefix && i + n < bytes.len() {
+            if let Some(e) = body1(bytes, i + n) {
+                return with_contraction(bytes, e);
+            }
+        }
+        if letters {
+            if let Some(e) = body1(bytes, i) {
+                return with_contraction(bytes, e);
+            }
+        }
+        if prefix && i + n < bytes.len() {
+            if let Some(e) = body2(bytes, i + n) {
+                return with_contraction(bytes, e);
+            }
+        }
+        if letters {
+            if let Some(e) = body2(bytes, i) {
+                return with_contraction(bytes, e);
+            }
+        }
+    }
+    if f & N != 0 {
+        let mut j = i + n;
+        for _ in 0..2 {
+            let (g, m) = flags_at(bytes, j);
+            if g & N == 0 {
+                break;
+            }
+            j += m;
+        }
+        return j;
+    }
+    let punct_from = if is_punct(f) {
+        Some(i)
+    } else if c == ' ' as u32 && i + 1 < bytes.len() && is_punct(flags_at(bytes, i + 1).0) {
+        Some(i + 1)
+    } else {
+        None
+    };
+    if let Some(p) = punct_from {
+        let j = run_end(bytes, p, is_punct);
+        let mut k = j;
+        while k < bytes.len() && matches!(bytes[k], b'\r' | b'\n' | b'/') {
+            k += 1;
+        }
+        return k;
+    }
+    whitespace_end(bytes, i, Whitespace::NewlineFirst)
+}
+
+pub fn for_each_o200k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
+    for_each(text, end, f)
+}

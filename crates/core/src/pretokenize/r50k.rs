@@ -1,0 +1,54 @@
+//! The GPT-2 / r50k_base / p50k split pattern, in tiktoken's spelling and in GPT-2's original
+//! one (the same pieces: `\s+(?!\S)|\s+` and `\s++$|\s+(?!\S)|\s` agree on every run):
+//!
+//! ```text
+//! '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+//! ```
+//!
+//! Contractions are case-sensitive here; each class run may take one leading space.
+
+use super::scan::{flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
+use super::unicode::{decode, flags, L, N};
+
+pub const R50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+pub const GPT2_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+
+#[inline(always)]
+fn end(bytes: &[u8], i: usize) -> usize {
+    if bytes[i] == b'\'' {
+        let rest = &bytes[i + 1..];
+        match rest {
+            [b's' | b'd' | b'm' | b't', ..] => return i + 2,
+            [b'l', b'l', ..] | [b'v', b'e', ..] | [b'r', b'e', ..] => return i + 3,
+            _ => {}
+        }
+    }
+    let (c, n) = decode(bytes, i);
+    let f = flags(c);
+    // With a leading space, the class is decided by the character after it.
+    let (from, g) = if c == ' ' as u32 && i + 1 < bytes.len() {
+        let (g, _) = flags_at(bytes, i + 1);
+        if g & (L | N) != 0 || is_punct(g) {
+            (i + 1, g)
+        } else {
+            (i, f)
+        }
+    } else {
+        (i, f)
+    };
+    if g & L != 0 {
+        return run_end(bytes, from, |h| h & L != 0);
+    }
+    if g & N != 0 {
+        return run_end(bytes, from, |h| h & N != 0);
+    }
+    if is_punct(g) {
+        return run_end(bytes, from, is_punct);
+    }
+    let _ = n;
+    whitespace_end(bytes, i, Whitespace::NoNewline)
+}
+
+pub fn for_each_r50k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
+    for_each(text, end, f)
+}

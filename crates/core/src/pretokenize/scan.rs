@@ -1,0 +1,113 @@
+//! Building blocks shared by the hand-written scanners: runs of a class, the whitespace
+//! alternatives, and the driver loop that turns "where does the piece starting here end?" into
+//! pieces.
+//!
+//! Every scanner is a function `end(bytes, i) -> j` giving the end of the regex match that
+//! starts at `i`. The built-in patterns match at every position (each character is covered by
+//! some alternative), so the pieces tile the text and the driver never searches.
+
+use super::unicode::{decode, flags, L, N, S};
+
+/// The end of the run of characters from `i` whose flags satisfy `keep`.
+#[inline(always)]
+pub fn run_end(bytes: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
+    while i < bytes.len() {
+        let (c, n) = decode(bytes, i);
+        if !keep(flags(c)) {
+            break;
+        }
+        i += n;
+    }
+    i
+}
+
+/// `[^\s\p{L}\p{N}]`: "punctuation" in the patterns' sense (marks included).
+#[inline(always)]
+pub fn is_punct(f: u8) -> bool {
+    f & (L | N | S) == 0
+}
+
+/// The flags of the character at `i`, or 0 past the end (a class test then fails).
+#[inline(always)]
+pub fn flags_at(bytes: &[u8], i: usize) -> (u8, usize) {
+    if i < bytes.len() {
+        let (c, n) = decode(bytes, i);
+        (flags(c), n)
+    } else {
+        (0, 0)
+    }
+}
+
+/// How the trailing-whitespace alternatives of a pattern are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whitespace {
+    /// cl100k: `\s++$|\s*[\r\n]|\s+(?!\S)|\s` (a run that reaches the end is one piece).
+    EndFirst,
+    /// o200k, Llama 3: `\s*[\r\n]+|\s+(?!\S)|\s+` (a run split after its last newline first).
+    NewlineFirst,
+    /// r50k / GPT-2: `\s++$|\s+(?!\S)|\s` (no newline rule).
+    NoNewline,
+}
+
+/// The end of the whitespace match at `i` (the character at `i` is in `\s`).
+///
+/// With `W` the maximal run of whitespace from `i`:
+/// - `\s++$`: if `W` reaches the end of the text, all of it.
+/// - `\s*[\r\n]` / `\s*[\r\n]+`: `\s*` is greedy and gives back characters until a newline
+///   follows, so the match ends just after the last `\r` or `\n` in `W`.
+/// - `\s+(?!\S)`: at the end of `W` a non-space follows, so the regex gives back one character:
+///   all of `W` but its last character, if `W` has at least two (at the end of the text, all).
+/// - `\s` / `\s+`: otherwise `W` is one character, the match.
+#[inline]
+pub fn whitespace_end(bytes: &[u8], i: usize, rule: Whitespace) -> usize {
+    let mut j = i;
+    let mut last_start = i;
+    let mut after_newline = usize::MAX;
+    while j < bytes.len() {
+        let b = bytes[j];
+        if b < 0x80 {
+            // ASCII White_Space: \t \n \x0b \x0c \r and space (not \x1c-\x1f, unlike str.isspace).
+            if super::unicode::flags(b as u32) & S == 0 {
+                break;
+            }
+            if b == b'\n' || b == b'\r' {
+                after_newline = j + 1;
+            }
+            last_start = j;
+            j += 1;
+        } else {
+            let (c, n) = decode(bytes, j);
+            if flags(c) & S == 0 {
+                break;
+            }
+            last_start = j;
+            j += n;
+        }
+    }
+    let at_end = j == bytes.len();
+    match rule {
+        Whitespace::EndFirst if at_end => return j,
+        Whitespace::EndFirst | Whitespace::NewlineFirst if after_newline != usize::MAX => return after_newline,
+        _ => {}
+    }
+    if at_end {
+        j
+    } else if last_start > i {
+        last_start
+    } else {
+        j
+    }
+}
+
+/// Calls `f` with each piece, where `end(bytes, i)` is the end of the match starting at `i`.
+#[inline(always)]
+pub fn for_each<'t>(text: &'t str, end: impl Fn(&[u8], usize) -> usize, mut f: impl FnMut(&'t str)) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let j = end(bytes, i);
+        debug_assert!(j > i && text.is_char_boundary(j));
+        f(&text[i..j]);
+        i = j;
+    }
+}

@@ -1,0 +1,117 @@
+//! The hand-written scanners against fancy-regex on the same patterns: edge cases, then
+//! pseudo-random strings drawn from characters of every class the patterns distinguish.
+
+use super::*;
+
+const PATTERNS: [&str; 5] = [
+    cl100k::CL100K_PATTERN,
+    cl100k::LLAMA3_PATTERN,
+    o200k::O200K_PATTERN,
+    r50k::R50K_PATTERN,
+    r50k::GPT2_PATTERN,
+];
+
+/// Characters chosen to sit on every class boundary of the patterns.
+const PALETTE: &[char] = &[
+    'a', 'z', 'A', 'Z', 's', 'S', 't', 'T', 'l', 'L', 'v', 'V', 'e', 'E', 'r', 'R', 'd', 'D', 'm',
+    'M', 'ſ', 'K', 'é', 'É', 'ß', 'Ω', 'ω', 'ǅ', 'ʰ', 'ᵃ', '中', 'あ', 'ア', '한', 'א', 'ع',
+    '\u{301}', '\u{903}', '\u{20dd}', '\u{64b}', '0', '7', '٣', '²', 'Ⅻ', '½', '\'', '\'', '’', ' ',
+    ' ', ' ', '\t', '\n', '\n', '\r', '\u{b}', '\u{c}', '\u{85}', '\u{a0}', '\u{1680}', '\u{2003}',
+    '\u{2028}', '\u{2029}', '\u{3000}', '\u{1c}', '.', ',', '/', '/', '!', '-', '_', '"', '#', '€',
+    '😀', '👍', '\u{fe0f}', '\u{200d}', '\u{0}', '\u{7f}', '\u{ad}', '\u{e000}', '\u{10ffff}',
+];
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn random_text(rng: &mut Rng) -> String {
+    let len = rng.below(24);
+    let mut s = String::new();
+    for _ in 0..len {
+        let c = match rng.below(12) {
+            0 => char::from_u32(rng.below(0x110000) as u32).unwrap_or('x'),
+            1 => char::from_u32(rng.below(0x3000) as u32).unwrap_or('x'),
+            _ => PALETTE[rng.below(PALETTE.len())],
+        };
+        let repeat = if rng.below(6) == 0 { 1 + rng.below(4) } else { 1 };
+        for _ in 0..repeat {
+            s.push(c);
+        }
+    }
+    s
+}
+
+fn pieces(p: &Pretokenizer, text: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    p.for_each_piece(text, |s| v.push(s.to_owned())).unwrap();
+    v
+}
+
+fn check(pattern: &str, text: &str) {
+    let fast = Pretokenizer::new(pattern).unwrap();
+    assert_ne!(fast.kind(), "regex");
+    let slow = Pretokenizer::new_regex(pattern).unwrap();
+    assert_eq!(pieces(&fast, text), pieces(&slow, text), "pattern {} on {text:?}", fast.kind());
+}
+
+#[test]
+fn edge_cases() {
+    let cases = [
+        "", " ", "  ", "   x", "  \n", "\n", "a \n\n  b", "x  ", "x \t\n \t", " \r\n \r\n  ", "\u{a0}\u{a0}x",
+        "don't I'LL he'S we'Re you'VE 'd 'm", "'ſ 'ſomething", "ab'sx", "A's", "ABC'S", "x'", "'", "''s",
+        "12345678 1 22 333", "٣٣٣٣", "hello/world//\n/x", " !!!\n\r\n/x", "é\u{301}x", "\u{301}\u{301}A",
+        "ǅA", "ʰAB", "ABʰCD", "ABCdef", "AbC", "ǅǅ", "中文字符", "e\u{301}ABC", ".\u{301}", " \u{301}a",
+        "😀😀 👍\u{fe0f}", "\r\r\n\r", "x\u{2028}y", "a\u{3000}\u{3000}b", "\u{85}\u{85}", "$$$ $$",
+        "  '  's", "\n's", "\t\tfoo", "\u{b}\u{c} x", " 1 22", "Hello, World! 123",
+    ];
+    for p in PATTERNS {
+        for c in cases {
+            check(p, c);
+        }
+    }
+}
+
+#[test]
+fn random_texts() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let fast: Vec<_> = PATTERNS.iter().map(|p| Pretokenizer::new(p).unwrap()).collect();
+    let slow: Vec<_> = PATTERNS.iter().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
+    // BYTEPAIR_SCAN_CASES raises the count for a longer run (see docs/engine.md).
+    let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
+    for _ in 0..cases {
+        let text = random_text(&mut rng);
+        for (f, s) in fast.iter().zip(&slow) {
+            assert_eq!(pieces(f, &text), pieces(s, &text), "pattern {} on {text:?}", f.kind());
+        }
+    }
+}
+
+#[test]
+fn long_runs_are_one_pass() {
+    // Not a timing test: these would take minutes if a scanner rescanned runs quadratically.
+    let n = 200_000;
+    for p in PATTERNS {
+        let fast = Pretokenizer::new(p).unwrap();
+        for unit in [" ", "\n", "a", "A", "ʰA", "1", "^", " \n", "\u{301}"] {
+            let text = unit.repeat(n / unit.len());
+            let total: usize = pieces(&fast, &text).iter().map(|s| s.len()).sum();
+            assert_eq!(total, text.len());
+        }
+    }
+}
+
+#[test]
+fn unknown_patterns_use_the_regex_engine() {
+    assert_eq!(Pretokenizer::new(r"\w+|\s+").unwrap().kind(), "regex");
+    assert_eq!(Pretokenizer::new(o200k::O200K_PATTERN).unwrap().kind(), "o200k");
+}

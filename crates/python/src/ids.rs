@@ -1,0 +1,86 @@
+//! Token ids -> Python `list[int]`, the conversion every encode call ends with.
+//!
+//! Building a million-element list with a fresh `int` object per id costs as much as encoding
+//! the text. [`IntCache`] keeps one `int` object per token id, created the first time the id
+//! is returned, so a list is filled with reference-count increments. The slot table (8 bytes
+//! per id) is allocated on the first call, not at load, so start-up pays nothing.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::OnceLock;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+pub struct IntCache {
+    n: usize,
+    slots: OnceLock<Box<[AtomicPtr<ffi::PyObject>]>>,
+}
+
+impl IntCache {
+    pub fn new(n: usize) -> Self {
+        IntCache { n, slots: OnceLock::new() }
+    }
+
+    /// A new strong reference to the `int` for `id`.
+    ///
+    /// Safety: the GIL is held (the slots are only touched with it held; the atomics make a
+    /// race between two threads attached to the interpreter harmless all the same).
+    #[inline]
+    unsafe fn int(&self, slots: &[AtomicPtr<ffi::PyObject>], id: u32) -> *mut ffi::PyObject {
+        let Some(slot) = slots.get(id as usize) else {
+            return ffi::PyLong_FromUnsignedLong(id as _);
+        };
+        let mut p = slot.load(Ordering::Acquire);
+        if p.is_null() {
+            let fresh = ffi::PyLong_FromUnsignedLong(id as _);
+            if fresh.is_null() {
+                return fresh;
+            }
+            p = match slot.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => fresh,
+                Err(other) => {
+                    ffi::Py_DECREF(fresh);
+                    other
+                }
+            };
+        }
+        ffi::Py_INCREF(p);
+        p
+    }
+
+    pub fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let slots = self.slots.get_or_init(|| (0..self.n).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect());
+        // Safety: we hold the GIL (`py`); the list is fully initialised before anyone sees it,
+        // and on failure it is released by `from_owned_ptr_or_err` / the Bound's drop.
+        unsafe {
+            let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+            let list = Bound::from_owned_ptr_or_err(py, list)?;
+            for (i, &id) in ids.iter().enumerate() {
+                let obj = self.int(slots, id);
+                if obj.is_null() {
+                    // The remaining items are NULL, which list deallocation tolerates.
+                    return Err(PyErr::fetch(py));
+                }
+                ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, obj);
+            }
+            Ok(list.downcast_into_unchecked())
+        }
+    }
+}
+
+impl Drop for IntCache {
+    fn drop(&mut self) {
+        if let Some(slots) = self.slots.take() {
+            Python::with_gil(|_| {
+                for s in slots.iter() {
+                    let p = s.load(Ordering::Acquire);
+                    if !p.is_null() {
+                        // Safety: each slot owns one reference; the GIL is held.
+                        unsafe { ffi::Py_DECREF(p) };
+                    }
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,45 @@
+"""Generated text for differential fuzzing of the pre-tokenizers against tiktoken.
+
+Strings are drawn from a palette with a few characters of every class the built-in split
+patterns tell apart (letters of each case class, modifier letters, marks, the contraction letters
+and their case folds, digits of several kinds, apostrophes, every kind of whitespace, CJK, emoji,
+punctuation), mixed with random code points, and with runs repeated, so class boundaries and
+whitespace/newline mixes come up often. Shared by tests/test_fuzz_pretokenize.py (bounded) and
+benchmarks/fuzz_long.py (long runs).
+"""
+
+from __future__ import annotations
+
+import random
+
+PALETTE = (
+    list("azAZsStTlLvVeErRdDmMkK")
+    + ["ſ", "K", "é", "É", "ß", "Ω", "ω", "ǅ", "ʰ", "ᵃ", "ⅰ", "Ⅻ"]  # Ll Lu Lt Lm Nl ...
+    + ["中", "文", "あ", "ア", "한", "א", "ع", "ก", "ह"]  # Lo
+    + ["\u0301", "\u0903", "\u20dd", "\u064b", "\u0e31"]  # Mn Mc Me
+    + list("0123456789") + ["٣", "²", "½", "①", "𝟙"]  # Nd No
+    + ["'", "'", "'", "’", "`", '"']
+    + [" ", " ", " ", " ", "\t", "\n", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x85", "\u00a0",
+       "\u1680", "\u2003", "\u2028", "\u2029", "\u202f", "\u3000", "\x1c", "\x1f"]
+    + list(".,;:!?/\\-_()[]{}<>@#$%^&*+=|~") + ["€", "£", "…", "—", "«"]
+    + ["😀", "👍", "\ufe0f", "\u200d", "🇺🇸", "\x00", "\x7f", "\u00ad", "\ue000", "\U0010fffd"]
+    + ["'s", "'S", "'ll", "'LL", "'Re", "'ve", "'m", "'d", "'t", "'ſ", "n't"]
+    + ["http://x.org/a/b", "//", "\n\n", "  \n", " \n ", "    ", "1234567", "abc", "ABC", "Abc"]
+)
+
+
+def random_char(rnd: random.Random) -> str:
+    while True:
+        cp = rnd.randrange(0x110000) if rnd.random() < 0.5 else rnd.randrange(0x3000)
+        if not 0xD800 <= cp <= 0xDFFF:
+            return chr(cp)
+
+
+def random_text(rnd: random.Random, max_parts: int = 30) -> str:
+    parts = []
+    for _ in range(rnd.randrange(max_parts + 1)):
+        p = random_char(rnd) if rnd.random() < 0.15 else rnd.choice(PALETTE)
+        if rnd.random() < 0.15:
+            p *= rnd.randrange(2, 6)
+        parts.append(p)
+    return "".join(parts)

@@ -1,0 +1,43 @@
+"""Parity with the reference tokenizers on real text: whole corpora and the JSONL documents."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import CORPORA
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_whole_corpus_encode_ordinary(pair, corpus_texts, corpus):
+    ours, ref = pair
+    text = corpus_texts[corpus]
+    got, want = ours.encode_ordinary(text), ref.encode_ordinary(text)
+    assert len(got) == len(want)
+    assert got == want
+    assert ours.count(text, disallowed_special=()) == len(want)
+
+
+def test_documents_encode_all_specials(pair, corpus_documents):
+    ours, ref = pair
+    # Splice special tokens between documents so the special-token path is exercised on real text.
+    specials = sorted(ref.special_tokens_set)[:3]
+    mismatches = 0
+    for i, doc in enumerate(corpus_documents):
+        text = doc + specials[i % len(specials)] + doc[: i % 50]
+        if ours.encode(text, allowed_special="all") != ref.encode(text, allowed_special="all"):
+            mismatches += 1
+    assert mismatches == 0, f"{mismatches} of {len(corpus_documents)} documents differ"
+
+
+def test_documents_batch_equals_reference(pair, corpus_documents):
+    ours, ref = pair
+    assert ours.encode_ordinary_batch(corpus_documents) == ref.encode_ordinary_batch(corpus_documents)
+    assert ours.encode_batch(corpus_documents, disallowed_special=()) == [
+        ref.encode(d, disallowed_special=()) for d in corpus_documents
+    ]
+
+
+def test_documents_round_trip(pair, corpus_documents):
+    ours, _ = pair
+    for doc in corpus_documents:
+        assert ours.decode(ours.encode_ordinary(doc)) == doc
