@@ -52,7 +52,7 @@ def train(files, vocab_size, pattern, specials, text_field, min_frequency, threa
     except (ValueError, OSError) as e:
         raise click.ClickException(str(e)) from None
     n_ranks = len(enc._mergeable_ranks)
-    click.echo(f"wrote {n_ranks} tokens to {output}", err=True)
+    click.echo(f"wrote {n_ranks} tokens to {output}")
     if enc.special_tokens:
         shown = ", ".join(f"{s}={i}" for s, i in enc.special_tokens.items())
-        click.echo(f"special tokens (not stored in .tiktoken files): {shown}", err=True)
+        click.echo(f"special tokens (not stored in .tiktoken files): {shown}")
