@@ -10,6 +10,7 @@ from bytepair.errors import (
     VocabError,
     VocabularyNotFoundError,
 )
+from bytepair.formats import load
 from bytepair.formats.tiktoken import load_tiktoken_bpe
 from bytepair.registry import (
     encoding_for_model,
@@ -33,5 +34,6 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "load",
     "load_tiktoken_bpe",
 ]
