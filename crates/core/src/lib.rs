@@ -7,6 +7,7 @@
 //! - [`vocab`]: the token table (id -> bytes, the BPE2 layout) and its bytes -> rank index.
 //! - [`encode`]: the merge engines; [`encode::rank`] is tiktoken's rank BPE.
 //! - [`encoder`]: [`Encoder`] ties the three together: tiktoken's `CoreBPE`.
+//! - [`scored`]: [`scored::ScoreTokenizer`], the SentencePiece / LEAP score-BPE pipeline.
 //! - [`formats`]: parsers and writers for vocabulary files whose speed matters (tiktoken text, BPE2).
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
@@ -16,6 +17,7 @@ pub mod encoder;
 pub mod error;
 pub mod formats;
 pub mod pretokenize;
+pub mod scored;
 pub mod special;
 pub mod vocab;
 

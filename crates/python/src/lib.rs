@@ -5,6 +5,7 @@
 mod encoder;
 mod errors;
 mod formats;
+mod scored;
 
 use bytepair_core::formats::{bpe2, tiktoken};
 use pyo3::prelude::*;
@@ -31,6 +32,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::CoreBPE>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(bpe2_source_hash, m)?)?;
+    m.add_class::<scored::ScoreBPE>()?;
     formats::register(m)?;
     Ok(())
 }

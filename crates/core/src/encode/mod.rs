@@ -2,8 +2,10 @@
 //!
 //! - [`rank`]: tiktoken's rank BPE (merge the adjacent pair whose concatenation has the lowest
 //!   rank, leftmost first), used by cl100k, o200k, Llama 3 and every `.tiktoken` vocabulary.
+//! - [`score`]: SentencePiece / llama2.c score BPE (merge the pair whose piece scores highest).
 
 pub mod rank;
+pub mod score;
 
 /// Where encoded ids go: a buffer, or just a counter (`Encoding.count` builds no list).
 pub trait Sink {

@@ -1,0 +1,549 @@
+//! [`ScoreTokenizer`]: the whole encode/decode path of score-BPE models, in two flavours:
+//!
+//! - **SentencePiece** (`.model`, BPE type): normalise (identity rules only), replace spaces with
+//!   U+2581 and add the dummy prefix; cut into initial symbols (user-defined pieces matched
+//!   longest-first, else one character); score BPE; pieces not in the vocabulary become
+//!   `<0xHH>` byte pieces (byte fallback) or the unknown id (runs of them merged into one, as
+//!   SentencePiece does); optional BOS/EOS.
+//! - **LEAP** (llama2.c `tokenizer.bin`): prepend one space to non-empty text; initial symbols are
+//!   characters, or for a character not in the vocabulary its bytes (`<0xHH>` pieces, or raw
+//!   single-byte tokens in a vocabulary exported from a rank vocabulary); any token may be
+//!   merged into, as in llama2.c.
+//!
+//! **Segments.** SentencePiece runs BPE over the whole text. When no mergeable piece contains
+//! the space symbol right after a non-space character (checked at load; true of every trained
+//! SentencePiece BPE model, whose pieces only *start* with U+2581 or are runs of it), no merge
+//! can cross a point just before such a space symbol, so the text is cut there and each
+//! segment merged alone: the result is identical, and most segments are one whole piece.
+
+use std::collections::HashMap;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
+
+use crate::encode::score::{merge, ScoreVocab, Scratch, Symbol, NONE};
+use crate::error::{Error, Result};
+use crate::formats::sentencepiece::{ModelProto, PieceType};
+
+pub const SPACE_SYMBOL: &str = "\u{2581}";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    SentencePiece,
+    Leap,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScoreTokenizer {
+    flavor: Flavor,
+    vocab: ScoreVocab,
+    kinds: Vec<PieceType>,
+    /// Control, unknown and byte pieces (SentencePiece's reserved map): found by exact lookup
+    /// only, never merged into.
+    reserved: HashMap<Vec<u8>, u32>,
+    user_defined: Option<AhoCorasick>,
+    /// The id for each byte under byte fallback.
+    byte_ids: Option<Box<[u32; 256]>>,
+    /// LEAP: whether the fallback byte ids are raw bytes (mergeable) or `<0xHH>` (frozen).
+    raw_byte_fallback: bool,
+    unk_id: Option<u32>,
+    bos_id: Option<u32>,
+    eos_id: Option<u32>,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    /// The space symbol: U+2581 when SentencePiece escapes whitespace, else " ".
+    space: &'static str,
+    whitespace_suffix: bool,
+    segmented: bool,
+    unk_surface: String,
+}
+
+/// The byte of a `<0xHH>` piece.
+pub fn byte_piece(p: &[u8]) -> Option<u8> {
+    if p.len() == 6 && p.starts_with(b"<0x") && p[5] == b'>' {
+        let hex = std::str::from_utf8(&p[3..5]).ok()?;
+        if hex.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase()) {
+            return u8::from_str_radix(hex, 16).ok();
+        }
+    }
+    None
+}
+
+fn char_len(first: u8) -> usize {
+    match first {
+        0..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
+impl ScoreTokenizer {
+    /// From a SentencePiece ModelProto of BPE type.
+    pub fn from_sentencepiece(m: &ModelProto) -> Result<Self> {
+        if m.model_type != 2 {
+            let name = match m.model_type { 1 => "Unigram", 3 => "word", 4 => "char", _ => "unknown" };
+            return Err(Error::format("trainer_spec.model_type", format!(
+                "this is a {name} model (type {}); only BPE models (type 2) are supported", m.model_type)));
+        }
+        if m.precompiled_charsmap_len > 0 && m.normalizer_name != "identity" {
+            return Err(Error::format("normalizer_spec", format!(
+                "normalization rules {:?} are not supported (only the identity normalizer)", m.normalizer_name)));
+        }
+        let mut reserved = HashMap::new();
+        let mut user = Vec::new();
+        let mut unk_id = None;
+        let mut bytes = [NONE; 256];
+        let mut entries: Vec<(&[u8], f32, bool)> = Vec::with_capacity(m.pieces.len());
+        let mut kinds = Vec::with_capacity(m.pieces.len());
+        for (id, p) in m.pieces.iter().enumerate() {
+            let b = p.piece.as_bytes();
+            let mergeable = matches!(p.kind, PieceType::Normal | PieceType::UserDefined | PieceType::Unused);
+            if !mergeable && reserved.insert(b.to_vec(), id as u32).is_some() {
+                return Err(Error::format(format!("pieces[{id}]"), format!("piece {:?} is already defined", p.piece)));
+            }
+            match p.kind {
+                PieceType::UserDefined => user.push(p.piece.clone()),
+                PieceType::Unknown => {
+                    if unk_id.replace(id as u32).is_some() {
+                        return Err(Error::format(format!("pieces[{id}]"), "a second unknown piece"));
+                    }
+                }
+                PieceType::Byte => {
+                    let byte = byte_piece(b).ok_or_else(|| Error::format(format!("pieces[{id}]"),
+                        format!("byte piece {:?} is not of the form <0xHH>", p.piece)))?;
+                    bytes[byte as usize] = id as u32;
+                }
+                _ => {}
+            }
+            entries.push((b, p.score, mergeable));
+            kinds.push(p.kind);
+        }
+        let Some(unk) = unk_id else {
+            return Err(Error::format("pieces", "the model has no unknown piece (type UNKNOWN)"));
+        };
+        let byte_ids = if m.byte_fallback {
+            if let Some(b) = bytes.iter().position(|&i| i == NONE) {
+                return Err(Error::format("pieces", format!(
+                    "byte_fallback is on but there is no byte piece <0x{b:02X}>: all 256 are needed")));
+            }
+            Some(Box::new(bytes))
+        } else {
+            None
+        };
+        let vocab = ScoreVocab::new(&entries).map_err(|e| Error::format("pieces", e.to_string()))?;
+        let control = |name: &str| {
+            reserved.get(name.as_bytes()).copied().filter(|&i| kinds[i as usize] == PieceType::Control)
+        };
+        let space = if m.escape_whitespaces { SPACE_SYMBOL } else { " " };
+        let mut t = ScoreTokenizer {
+            flavor: Flavor::SentencePiece,
+            bos_id: control(&m.bos_piece),
+            eos_id: control(&m.eos_piece),
+            vocab,
+            kinds,
+            reserved,
+            user_defined: build_matcher(&user)?,
+            byte_ids,
+            raw_byte_fallback: false,
+            unk_id: Some(unk),
+            add_dummy_prefix: m.add_dummy_prefix,
+            remove_extra_whitespaces: m.remove_extra_whitespaces,
+            space,
+            whitespace_suffix: m.treat_whitespace_as_suffix,
+            segmented: false,
+            unk_surface: m.unk_surface.clone(),
+        };
+        t.finish(user.iter().map(|u| u.as_bytes()));
+        Ok(t)
+    }
+
+    /// From a LEAP table (`(bytes, score)` by id). `bos_id`/`eos_id` as llama2.c uses them.
+    pub fn from_leap(tokens: &[(Vec<u8>, f32)], bos_id: Option<u32>, eos_id: Option<u32>) -> Result<Self> {
+        let entries: Vec<(&[u8], f32, bool)> = tokens.iter().map(|(b, s)| (b.as_slice(), *s, true)).collect();
+        let vocab = ScoreVocab::new(&entries)?;
+        // Byte fallback: <0xHH> pieces if the table has them all, else raw single bytes.
+        let mut hex = [NONE; 256];
+        let mut raw = [NONE; 256];
+        for (id, (b, _)) in tokens.iter().enumerate() {
+            if let Some(byte) = byte_piece(b) {
+                hex[byte as usize] = id as u32;
+            }
+            if b.len() == 1 && vocab.lookup(b) == Some(id as u32) {
+                raw[b[0] as usize] = id as u32;
+            }
+        }
+        let (bytes, raw_fallback) = if !hex.contains(&NONE) {
+            (hex, false)
+        } else if !raw.contains(&NONE) {
+            (raw, true)
+        } else {
+            let b = raw.iter().position(|&i| i == NONE).unwrap_or(0);
+            return Err(Error::Vocab(format!(
+                "byte {b:#04x} has neither a <0x{b:02X}> token nor a single-byte token: every byte needs one")));
+        };
+        let mut t = ScoreTokenizer {
+            flavor: Flavor::Leap,
+            vocab,
+            kinds: vec![PieceType::Normal; tokens.len()],
+            reserved: HashMap::new(),
+            user_defined: None,
+            byte_ids: Some(Box::new(bytes)),
+            raw_byte_fallback: raw_fallback,
+            unk_id: None,
+            bos_id: bos_id.filter(|&i| (i as usize) < tokens.len()),
+            eos_id: eos_id.filter(|&i| (i as usize) < tokens.len()),
+            add_dummy_prefix: true,
+            remove_extra_whitespaces: false,
+            space: " ",
+            whitespace_suffix: false,
+            segmented: false,
+            unk_surface: String::new(),
+        };
+        t.finish(std::iter::empty());
+        Ok(t)
+    }
+
+    fn finish<'a>(&mut self, extra: impl Iterator<Item = &'a [u8]>) {
+        // Segmenting is exact when no piece holds the space symbol right after another character.
+        let space = self.space.as_bytes();
+        let crosses = |p: &[u8]| {
+            let mut i = 1;
+            while i + space.len() <= p.len() {
+                if &p[i..i + space.len()] == space && !p[..i].ends_with(space) {
+                    return true;
+                }
+                i += 1;
+            }
+            false
+        };
+        let mut safe = !self.whitespace_suffix;
+        for id in 0..self.vocab.len() as u32 {
+            if let Some(p) = self.vocab.token(id) {
+                if self.vocab.lookup(p) == Some(id) && crosses(p) {
+                    safe = false;
+                    break;
+                }
+            }
+        }
+        let extra: Vec<&[u8]> = extra.collect();
+        if extra.iter().any(|p| crosses(p)) {
+            safe = false;
+        }
+        self.segmented = safe;
+        let this = self.clone();
+        self.vocab.compute_whole(|bytes, syms| match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                this.initial_symbols(s.as_bytes(), syms);
+                true
+            }
+            Err(_) => false,
+        });
+    }
+
+    /// Cuts a segment into initial symbols.
+    fn initial_symbols(&self, text: &[u8], out: &mut Vec<Symbol>) {
+        let mut i = 0;
+        while i < text.len() {
+            if let Some(ac) = &self.user_defined {
+                if let Some(m) = ac.find(Input::new(&text[i..]).anchored(Anchored::Yes)) {
+                    let end = i + m.end();
+                    let id = self.vocab.lookup(&text[i..end]).unwrap_or(NONE);
+                    out.push(Symbol { start: i as u32, end: end as u32, id, frozen: true });
+                    i = end;
+                    continue;
+                }
+            }
+            let end = (i + char_len(text[i])).min(text.len());
+            let id = self.vocab.lookup(&text[i..end]).unwrap_or(NONE);
+            if id == NONE && self.flavor == Flavor::Leap {
+                // llama2.c: a character not in the vocabulary becomes its bytes.
+                let bytes = self.byte_ids.as_ref().expect("LEAP always has byte ids");
+                for b in i..end {
+                    out.push(Symbol { start: b as u32, end: b as u32 + 1, id: bytes[text[b] as usize], frozen: !self.raw_byte_fallback });
+                }
+            } else {
+                out.push(Symbol { start: i as u32, end: end as u32, id, frozen: false });
+            }
+            i = end;
+        }
+    }
+
+    /// SentencePiece's normalisation with the identity rule set.
+    fn normalize(&self, text: &str, out: &mut Vec<u8>) {
+        out.clear();
+        if self.flavor == Flavor::Leap {
+            if !text.is_empty() {
+                out.push(b' ');
+                out.extend_from_slice(text.as_bytes());
+            }
+            return;
+        }
+        let mut text = text;
+        if self.remove_extra_whitespaces {
+            text = text.trim_start_matches(' ');
+        }
+        if text.is_empty() {
+            return;
+        }
+        let space = self.space.as_bytes();
+        if self.add_dummy_prefix && !self.whitespace_suffix {
+            out.extend_from_slice(space);
+        }
+        let mut prev_space = false;
+        for &b in text.as_bytes() {
+            if b == b' ' {
+                if self.remove_extra_whitespaces && prev_space {
+                    continue;
+                }
+                out.extend_from_slice(space);
+                prev_space = true;
+            } else {
+                out.push(b);
+                prev_space = false;
+            }
+        }
+        if self.remove_extra_whitespaces {
+            while out.ends_with(space) {
+                out.truncate(out.len() - space.len());
+            }
+        }
+        if self.add_dummy_prefix && self.whitespace_suffix {
+            out.extend_from_slice(space);
+        }
+    }
+
+    /// Encodes `text` into `out`, with BOS/EOS when asked and the model has them.
+    pub fn encode_into(&self, text: &str, add_bos: bool, add_eos: bool, out: &mut Vec<u32>) {
+        if add_bos {
+            if let Some(b) = self.bos_id {
+                out.push(b);
+            }
+        }
+        let mut norm = Vec::with_capacity(text.len() + text.len() / 4 + 3);
+        self.normalize(text, &mut norm);
+        let mut scratch = Scratch::default();
+        let mut prev_unk = false;
+        let space = self.space.as_bytes();
+        let mut start = 0;
+        while start < norm.len() {
+            let end = if self.segmented { self.segment_end(&norm, start, space) } else { norm.len() };
+            let seg = &norm[start..end];
+            match self.vocab.lookup(seg) {
+                Some(id) if self.vocab.whole(id) => {
+                    out.push(id);
+                    prev_unk = false;
+                }
+                _ => {
+                    let mut syms = std::mem::take(&mut scratch.symbols);
+                    syms.clear();
+                    self.initial_symbols(seg, &mut syms);
+                    merge(&self.vocab, seg, &mut syms, &mut scratch, |s| self.emit(seg, s, &mut prev_unk, out));
+                    scratch.symbols = syms;
+                }
+            }
+            start = end;
+        }
+        if add_eos {
+            if let Some(e) = self.eos_id {
+                out.push(e);
+            }
+        }
+    }
+
+    /// The end of the segment starting at `start`: just before the next space symbol that
+    /// follows a character other than the space symbol.
+    #[inline]
+    fn segment_end(&self, text: &[u8], start: usize, space: &[u8]) -> usize {
+        let first = space[0];
+        let mut i = start + 1;
+        while i < text.len() {
+            if text[i] == first && text[i..].starts_with(space) && !text[..i].ends_with(space) {
+                return i;
+            }
+            i += 1;
+        }
+        text.len()
+    }
+
+    #[inline]
+    fn emit(&self, seg: &[u8], s: &Symbol, prev_unk: &mut bool, out: &mut Vec<u32>) {
+        let mut id = s.id;
+        if id == NONE {
+            id = self.reserved.get(&seg[s.start as usize..s.end as usize]).copied().unwrap_or(NONE);
+        }
+        if id != NONE {
+            out.push(id);
+            *prev_unk = false;
+            return;
+        }
+        // Not in the vocabulary.
+        if let Some(bytes) = &self.byte_ids {
+            out.extend(seg[s.start as usize..s.end as usize].iter().map(|&b| bytes[b as usize]));
+            *prev_unk = false;
+        } else if let Some(unk) = self.unk_id {
+            if !*prev_unk {
+                out.push(unk);
+            }
+            *prev_unk = true;
+        }
+    }
+
+    pub fn encode(&self, text: &str, add_bos: bool, add_eos: bool) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 2);
+        self.encode_into(text, add_bos, add_eos, &mut out);
+        out
+    }
+
+    fn piece(&self, id: u32) -> Result<&[u8]> {
+        self.vocab.token(id).ok_or(Error::UnknownToken(id))
+    }
+
+    /// Decodes as the home system does: SentencePiece's `DecodeIds` (byte pieces joined and read
+    /// as UTF-8 with U+FFFD per bad byte, control pieces dropped, the unknown piece shown as
+    /// " ⁇ ", U+2581 as space, the first piece's leading space dropped) or llama2.c's decode
+    /// (the leading space of the piece after BOS dropped). Bytes that are not UTF-8 are kept
+    /// raw (`lossy = false`) or replaced (`lossy = true`, SentencePiece's rule).
+    pub fn decode(&self, ids: &[u32], lossy: bool) -> Result<Vec<u8>> {
+        let mut text = Vec::with_capacity(ids.len() * 4);
+        if self.flavor == Flavor::Leap {
+            let mut prev = NONE;
+            for &id in ids {
+                let mut p = self.piece(id)?;
+                if prev != NONE && Some(prev) == self.bos_id && p.first() == Some(&b' ') {
+                    p = &p[1..];
+                }
+                match byte_piece(p) {
+                    Some(b) => text.push(b),
+                    None => text.extend_from_slice(p),
+                }
+                prev = id;
+            }
+            return Ok(text);
+        }
+        let mut bytes: Vec<u8> = Vec::new();
+        let flush = |bytes: &mut Vec<u8>, text: &mut Vec<u8>| {
+            if lossy {
+                push_lossy(bytes, text);
+            } else {
+                text.extend_from_slice(bytes);
+            }
+            bytes.clear();
+        };
+        let (mut is_bos_ws, mut bos_ws_seen) = (true, false);
+        let space = self.space.as_bytes();
+        for &id in ids {
+            let p = self.piece(id)?;
+            let kind = self.kinds[id as usize];
+            if kind == PieceType::Byte {
+                bytes.push(byte_piece(p).unwrap_or(0));
+                continue;
+            }
+            flush(&mut bytes, &mut text);
+            if bos_ws_seen || !text.is_empty() {
+                is_bos_ws = false;
+            }
+            bos_ws_seen = false;
+            match kind {
+                PieceType::Control => {}
+                PieceType::Unknown => text.extend_from_slice(self.unk_surface.as_bytes()),
+                _ => {
+                    let mut p = p;
+                    if is_bos_ws && (self.add_dummy_prefix || self.remove_extra_whitespaces) && p.starts_with(space) {
+                        p = &p[space.len()..];
+                        bos_ws_seen = true;
+                    }
+                    replace_space(p, space, &mut text);
+                }
+            }
+        }
+        flush(&mut bytes, &mut text);
+        Ok(text)
+    }
+
+    pub fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        self.piece(id)
+    }
+    pub fn piece_id(&self, piece: &[u8]) -> Option<u32> {
+        self.reserved.get(piece).copied().or_else(|| self.vocab.lookup(piece))
+    }
+    pub fn score(&self, id: u32) -> Result<f32> {
+        self.piece(id)?;
+        Ok(self.vocab.score(id))
+    }
+    pub fn kind(&self, id: u32) -> Result<PieceType> {
+        self.piece(id)?;
+        Ok(self.kinds[id as usize])
+    }
+    pub fn len(&self) -> usize {
+        self.vocab.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.vocab.is_empty()
+    }
+    pub fn bos_id(&self) -> Option<u32> {
+        self.bos_id
+    }
+    pub fn eos_id(&self) -> Option<u32> {
+        self.eos_id
+    }
+    pub fn unk_id(&self) -> Option<u32> {
+        self.unk_id
+    }
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+    pub fn segmented(&self) -> bool {
+        self.segmented
+    }
+}
+
+fn build_matcher(user: &[String]) -> Result<Option<AhoCorasick>> {
+    if user.is_empty() {
+        return Ok(None);
+    }
+    AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostLongest)
+        .start_kind(StartKind::Anchored)
+        .build(user)
+        .map(Some)
+        .map_err(|e| Error::Vocab(format!("user-defined pieces: {e}")))
+}
+
+fn replace_space(p: &[u8], space: &[u8], out: &mut Vec<u8>) {
+    if space == b" " {
+        out.extend_from_slice(p);
+        return;
+    }
+    let mut i = 0;
+    while i < p.len() {
+        if p[i..].starts_with(space) {
+            out.push(b' ');
+            i += space.len();
+        } else {
+            out.push(p[i]);
+            i += 1;
+        }
+    }
+}
+
+/// Appends bytes as UTF-8, each byte of an invalid sequence becoming U+FFFD (SentencePiece's
+/// rule: one replacement per bad byte, not per maximal bad subsequence).
+fn push_lossy(mut bytes: &[u8], out: &mut Vec<u8>) {
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.extend_from_slice(s.as_bytes());
+                return;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                out.extend_from_slice(&bytes[..good]);
+                let bad = e.error_len().unwrap_or(bytes.len() - good);
+                for _ in 0..bad {
+                    out.extend_from_slice("\u{FFFD}".as_bytes());
+                }
+                bytes = &bytes[good + bad..];
+            }
+        }
+    }
+}
