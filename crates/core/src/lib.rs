@@ -8,6 +8,7 @@
 //! - [`encode`]: the merge engines; [`encode::rank`] is tiktoken's rank BPE.
 //! - [`encoder`]: [`Encoder`] ties the three together: tiktoken's `CoreBPE`.
 //! - [`scored`]: [`scored::ScoreTokenizer`], the SentencePiece / LEAP score-BPE pipeline.
+//! - [`merged`]: [`merged::MergeTokenizer`], the merge-list (QTKR, HF BPE) pipeline.
 //! - [`formats`]: parsers and writers for vocabulary files whose speed matters (tiktoken text, BPE2).
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
@@ -16,6 +17,7 @@ pub mod encode;
 pub mod encoder;
 pub mod error;
 pub mod formats;
+pub mod merged;
 pub mod pretokenize;
 pub mod scored;
 pub mod special;

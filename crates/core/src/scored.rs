@@ -409,6 +409,11 @@ impl ScoreTokenizer {
             let mut prev = NONE;
             for &id in ids {
                 let mut p = self.piece(id)?;
+                // BOS and EOS are markers, not text (llama2.c never prints them).
+                if Some(id) == self.bos_id || Some(id) == self.eos_id {
+                    prev = id;
+                    continue;
+                }
                 if prev != NONE && Some(prev) == self.bos_id && p.first() == Some(&b' ') {
                     p = &p[1..];
                 }

@@ -5,6 +5,7 @@
 mod encoder;
 mod errors;
 mod formats;
+mod merged;
 mod scored;
 
 use bytepair_core::formats::{bpe2, tiktoken};
@@ -33,6 +34,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(bpe2_source_hash, m)?)?;
     m.add_class::<scored::ScoreBPE>()?;
+    m.add_class::<merged::MergeBPE>()?;
     formats::register(m)?;
     Ok(())
 }

@@ -106,13 +106,19 @@ impl ScoreBPE {
         Ok(self.model.as_ref().map(|m| PyBytes::new(py, &sentencepiece::write(m))))
     }
 
-    /// The table as a LEAP file.
+    /// The table as a LEAP file. From SentencePiece, U+2581 becomes a space in every piece, as
+    /// llama2.c's exporter does.
     fn to_leap<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let n = self.inner.len() as u32;
-        let toks: Vec<(&[u8], f32)> = (0..n)
-            .map(|i| (self.inner.token_bytes(i).unwrap_or(b""), self.inner.score(i).unwrap_or(0.0)))
+        let sp = self.inner.flavor() == Flavor::SentencePiece;
+        let toks: Vec<(Vec<u8>, f32)> = (0..n)
+            .map(|i| {
+                let b = self.inner.token_bytes(i).unwrap_or(b"");
+                let b = if sp { String::from_utf8_lossy(b).replace('\u{2581}', " ").into_bytes() } else { b.to_vec() };
+                (b, self.inner.score(i).unwrap_or(0.0))
+            })
             .collect();
-        let data = guarded(|| leap::write(toks.iter().copied()))?;
+        let data = guarded(|| leap::write(toks.iter().map(|(b, s)| (b.as_slice(), *s))))?;
         Ok(PyBytes::new(py, &data))
     }
 

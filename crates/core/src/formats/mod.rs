@@ -2,6 +2,7 @@
 //! - [`tiktoken`]: `base64(token) rank` lines (`.tiktoken`, Llama 3's `tokenizer.model`);
 //! - [`bpe2`]: the compact binary table (64-byte header, (offset, length) per id, one blob), and BPZ2;
 //! - [`leap`]: llama2.c scored vocabulary (`tokenizer.bin`);
+//! - [`qtkr`]: QTKR merge-list vocabulary;
 //! - [`sentencepiece`]: SentencePiece `.model` (protobuf ModelProto, read by [`protobuf`]).
 //!
 //! Every reader takes the whole file as bytes and answers a [`crate::Error::Format`] that says
@@ -10,5 +11,6 @@
 pub mod bpe2;
 pub mod leap;
 pub mod protobuf;
+pub mod qtkr;
 pub mod sentencepiece;
 pub mod tiktoken;

@@ -1,0 +1,48 @@
+"""LEAP / llama2.c scored vocabularies (``tokenizer.bin``): ``max_token_length`` (i32), then per
+token id a score (f32), a length (i32) and the bytes. Read and written in Rust
+(``crates/core/src/formats/leap.rs``).
+
+The file records neither the vocabulary size, nor which tokens are special, nor BOS/EOS:
+llama2.c hard-codes BOS = 1 and EOS = 2, and so does :func:`load` when those ids hold ``<s>``
+and ``</s>``.
+
+A rank vocabulary exports with score = -rank (``Encoding.save(path, format="leap")``): score BPE
+then merges the lowest rank first, and within one pre-tokenized piece gives tiktoken's ids
+except where a character is itself a token whose bytes rank BPE would merge later than a
+neighbour (docs/formats.md). The split pattern, the special tokens and holes in the id range
+cannot be carried.
+"""
+
+from __future__ import annotations
+
+from bytepair import _core
+from bytepair.errors import FormatError, VocabError
+from bytepair.scored import ScoreEncoding
+
+
+def load(data: bytes, source: str = "<bytes>", name: str = "leap") -> ScoreEncoding:
+    try:
+        core = _core.ScoreBPE.from_leap(data)
+        bos = 1 if core.n_vocab > 2 and core.token_bytes(1) == b"<s>" else None
+        eos = 2 if core.n_vocab > 2 and core.token_bytes(2) == b"</s>" else None
+        if bos is not None or eos is not None:
+            core = _core.ScoreBPE.from_leap(data, bos, eos)
+    except (FormatError, VocabError) as e:
+        if isinstance(e, FormatError):
+            e.path = source
+            raise
+        raise FormatError(str(e), "tokens", source) from None
+    return ScoreEncoding(name, core, "leap")
+
+
+def dumps_encoding(enc) -> bytes:
+    """A rank Encoding as a LEAP table with score = -rank (mergeable tokens only)."""
+    ranks = enc._mergeable_ranks
+    n = len(ranks)
+    by_rank = [b""] * n
+    for token, rank in ranks.items():
+        if rank >= n:
+            raise ValueError(f"LEAP cannot hold holes in the id range: rank {rank} of {n} tokens")
+        by_rank[rank] = token
+    core = _core.ScoreBPE.from_scored([(t, -float(r)) for r, t in enumerate(by_rank)])
+    return core.to_leap()
