@@ -5,7 +5,8 @@
 //!   longest-first, else one character); score BPE; pieces not in the vocabulary become
 //!   `<0xHH>` byte pieces (byte fallback) or the unknown id (runs of them merged into one, as
 //!   SentencePiece does); optional BOS/EOS.
-//! - **LEAP** (llama2.c `tokenizer.bin`): prepend one space to non-empty text; initial symbols are
+//! - **LEAP** (llama2.c `tokenizer.bin`): prepend one space to non-empty text (llama2.c's dummy
+//!   prefix; off for tables exported from rank vocabularies); initial symbols are
 //!   characters, or for a character not in the vocabulary its bytes (`<0xHH>` pieces, or raw
 //!   single-byte tokens in a vocabulary exported from a rank vocabulary); any token may be
 //!   merged into, as in llama2.c.
@@ -158,7 +159,9 @@ impl ScoreTokenizer {
     }
 
     /// From a LEAP table (`(bytes, score)` by id). `bos_id`/`eos_id` as llama2.c uses them.
-    pub fn from_leap(tokens: &[(Vec<u8>, f32)], bos_id: Option<u32>, eos_id: Option<u32>) -> Result<Self> {
+    /// `dummy_prefix`: prepend a space to non-empty text, as llama2.c does for its
+    /// SentencePiece-derived tables (not wanted for a table exported from a rank vocabulary).
+    pub fn from_leap(tokens: &[(Vec<u8>, f32)], bos_id: Option<u32>, eos_id: Option<u32>, dummy_prefix: bool) -> Result<Self> {
         let entries: Vec<(&[u8], f32, bool)> = tokens.iter().map(|(b, s)| (b.as_slice(), *s, true)).collect();
         let vocab = ScoreVocab::new(&entries)?;
         // Byte fallback: <0xHH> pieces if the table has them all, else raw single bytes.
@@ -192,7 +195,7 @@ impl ScoreTokenizer {
             unk_id: None,
             bos_id: bos_id.filter(|&i| (i as usize) < tokens.len()),
             eos_id: eos_id.filter(|&i| (i as usize) < tokens.len()),
-            add_dummy_prefix: true,
+            add_dummy_prefix: dummy_prefix,
             remove_extra_whitespaces: false,
             space: " ",
             whitespace_suffix: false,
@@ -272,10 +275,10 @@ impl ScoreTokenizer {
     fn normalize(&self, text: &str, out: &mut Vec<u8>) {
         out.clear();
         if self.flavor == Flavor::Leap {
-            if !text.is_empty() {
+            if !text.is_empty() && self.add_dummy_prefix {
                 out.push(b' ');
-                out.extend_from_slice(text.as_bytes());
             }
+            out.extend_from_slice(text.as_bytes());
             return;
         }
         let mut text = text;

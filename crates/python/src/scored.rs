@@ -32,21 +32,21 @@ impl ScoreBPE {
 
     /// From the bytes of a LEAP / llama2.c `tokenizer.bin`; BOS/EOS ids as llama2.c uses them.
     #[staticmethod]
-    #[pyo3(signature = (data, bos_id=None, eos_id=None))]
-    fn from_leap(py: Python<'_>, data: &[u8], bos_id: Option<u32>, eos_id: Option<u32>) -> PyResult<Self> {
+    #[pyo3(signature = (data, bos_id=None, eos_id=None, dummy_prefix=true))]
+    fn from_leap(py: Python<'_>, data: &[u8], bos_id: Option<u32>, eos_id: Option<u32>, dummy_prefix: bool) -> PyResult<Self> {
         py.allow_threads(|| {
             guarded(|| {
                 let (_, tokens) = leap::read(data)?;
-                Ok(ScoreBPE { inner: ScoreTokenizer::from_leap(&tokens, bos_id, eos_id)?, model: None })
+                Ok(ScoreBPE { inner: ScoreTokenizer::from_leap(&tokens, bos_id, eos_id, dummy_prefix)?, model: None })
             })
         })
     }
 
     /// From `(bytes, score)` pairs by id, as LEAP (for exports from other formats).
     #[staticmethod]
-    #[pyo3(signature = (tokens, bos_id=None, eos_id=None))]
-    fn from_scored(py: Python<'_>, tokens: Vec<(Vec<u8>, f32)>, bos_id: Option<u32>, eos_id: Option<u32>) -> PyResult<Self> {
-        py.allow_threads(|| guarded(|| Ok(ScoreBPE { inner: ScoreTokenizer::from_leap(&tokens, bos_id, eos_id)?, model: None })))
+    #[pyo3(signature = (tokens, bos_id=None, eos_id=None, dummy_prefix=false))]
+    fn from_scored(py: Python<'_>, tokens: Vec<(Vec<u8>, f32)>, bos_id: Option<u32>, eos_id: Option<u32>, dummy_prefix: bool) -> PyResult<Self> {
+        py.allow_threads(|| guarded(|| Ok(ScoreBPE { inner: ScoreTokenizer::from_leap(&tokens, bos_id, eos_id, dummy_prefix)?, model: None })))
     }
 
     #[pyo3(signature = (text, add_bos=false, add_eos=false))]
