@@ -7,7 +7,8 @@ Rules, in order (docs/formats.md explains why this order is unambiguous):
    ``tokenizer.json``; an object of string -> int is GPT-2's ``encoder.json``;
 3. text: a first line ``#version`` is GPT-2's ``vocab.bpe``; a first line
    ``<base64> <int>`` is tiktoken;
-4. protobuf: first byte 0x0A (field 1, the repeated pieces) is a SentencePiece ModelProto;
+4. protobuf: first byte 0x0A (field 1, the repeated pieces) and a non-zero second byte (the
+   first piece's length) is a SentencePiece ModelProto;
 5. otherwise a LEAP / llama2.c scored vocabulary if the file's first int32 is a plausible
    max_token_length (the reader then checks every record).
 """
@@ -52,7 +53,9 @@ def detect(data: bytes, source: str = "<bytes>") -> str:
         return "gpt2"
     if _TIKTOKEN_LINE.match(first_line):
         return "tiktoken"
-    if data[0] == 0x0A:
+    # A ModelProto starts with its first piece: tag 0x0A and a non-zero length. A LEAP table
+    # whose max_token_length is 10 also starts with 0x0A, followed by three zero bytes.
+    if data[0] == 0x0A and len(data) > 1 and data[1] != 0:
         return "sentencepiece"
     if len(data) >= 4:
         max_len = int.from_bytes(data[:4], "little", signed=True)

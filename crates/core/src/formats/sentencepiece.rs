@@ -194,8 +194,9 @@ fn read_piece(data: &[u8], base: usize, index: usize) -> Result<Piece> {
         }
     }
     let piece = piece.filter(|p| !p.is_empty()).ok_or_else(|| bad(base, &field("piece"), "empty or missing"))?;
-    // -0.0 and 0.0 compare equal in SentencePiece; keep one of them so orderings agree.
-    Ok(Piece { piece, score: score + 0.0, kind })
+    // Kept bit for bit (-0.0 too) so a model written back is the same file; the encoder folds
+    // -0.0 into 0.0, as SentencePiece's comparisons do.
+    Ok(Piece { piece, score, kind })
 }
 
 fn read_trainer(data: &[u8], base: usize, m: &mut ModelProto) -> Result<()> {
