@@ -55,3 +55,12 @@ def vocab():
 def mistral():
     """mistral("tokenizer.model.v1") -> its path (skips when mistral-common is not installed)."""
     return mistral_model
+
+
+@pytest.fixture(scope="session")
+def corpus_text() -> str:
+    """The first 400 KB of the English corpus as one text."""
+    d = os.environ.get("BYTEPAIR_CORPUS_DIR")
+    if not d:
+        pytest.skip("BYTEPAIR_CORPUS_DIR is not set")
+    return (Path(d) / "en.txt").read_text(encoding="utf-8")[:400_000]

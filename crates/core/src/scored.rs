@@ -6,10 +6,11 @@
 //!   `<0xHH>` byte pieces (byte fallback) or the unknown id (runs of them merged into one, as
 //!   SentencePiece does); optional BOS/EOS.
 //! - **LEAP** (llama2.c `tokenizer.bin`): prepend one space to non-empty text (llama2.c's dummy
-//!   prefix; off for tables exported from rank vocabularies); initial symbols are
-//!   characters, or for a character not in the vocabulary its bytes (`<0xHH>` pieces, or raw
-//!   single-byte tokens in a vocabulary exported from a rank vocabulary); any token may be
-//!   merged into, as in llama2.c.
+//!   prefix; off for tables exported from rank vocabularies); initial symbols are characters,
+//!   and for a character not in the vocabulary its `<0xHH>` byte pieces; any token may be merged
+//!   into, as in llama2.c. A byte-level table (no `<0xHH>` pieces, all 256 single bytes: a rank
+//!   vocabulary exported with score = -rank) starts from bytes instead, which makes score BPE
+//!   exactly rank BPE.
 //!
 //! **Segments.** SentencePiece runs BPE over the whole text. When no mergeable piece contains
 //! the space symbol right after a non-space character (checked at load; true of every trained
@@ -255,6 +256,15 @@ impl ScoreTokenizer {
                     i = end;
                     continue;
                 }
+            }
+            if self.raw_byte_fallback {
+                // A byte-level table (a rank vocabulary's export) starts from bytes, as rank BPE
+                // does: starting from characters would differ where a character is a token
+                // that rank BPE would not form (b"\xc2\x80" + b"\xc2\xb5" vs b"\x80\xc2" first).
+                let bytes = self.byte_ids.as_ref().expect("LEAP always has byte ids");
+                out.push(Symbol { start: i as u32, end: i as u32 + 1, id: bytes[text[i] as usize], frozen: false });
+                i += 1;
+                continue;
             }
             let end = (i + char_len(text[i])).min(text.len());
             let id = self.vocab.lookup(&text[i..end]).unwrap_or(NONE);

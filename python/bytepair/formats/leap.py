@@ -6,11 +6,11 @@ The file records neither the vocabulary size, nor which tokens are special, nor 
 llama2.c hard-codes BOS = 1 and EOS = 2, and so does :func:`load` when those ids hold ``<s>``
 and ``</s>``.
 
-A rank vocabulary exports with score = -rank (``Encoding.save(path, format="leap")``): score BPE
-then merges the lowest rank first, and within one pre-tokenized piece gives tiktoken's ids
-except where a character is itself a token whose bytes rank BPE would merge later than a
-neighbour (docs/formats.md). The split pattern, the special tokens and holes in the id range
-cannot be carried.
+A rank vocabulary exports with score = -rank (``Encoding.save(path, format="leap")``). Such a
+byte-level table (all 256 single bytes, no ``<0xHH>`` pieces) is encoded from bytes, so score
+BPE merges the lowest rank first, leftmost on ties: within one pre-tokenized piece, exactly
+tiktoken's ids. (llama2.c would start from characters, which differs on rare inputs such as
+``"\x80µ"``.) The split pattern, the special tokens and holes in the id range cannot be carried.
 """
 
 from __future__ import annotations
