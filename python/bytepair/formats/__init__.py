@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bytepair.errors import FormatError
+from bytepair.errors import FormatError, PatternError, VocabError
 from bytepair.formats.detect import FORMATS, detect
 
 __all__ = ["FORMATS", "detect", "load", "save", "format_for_path"]
@@ -58,7 +58,8 @@ def default_pattern() -> str:
 
 
 def load(path: str | os.PathLike, *, pat_str: str | None = None,
-         special_tokens: dict[str, int] | None = None, name: str | None = None) -> Any:
+         special_tokens: dict[str, int] | None = None, name: str | None = None,
+         format: str | None = None) -> Any:
     """Reads a vocabulary file in any supported format and returns a tokenizer.
 
     The format comes from the content (see :mod:`bytepair.formats.detect`). Rank vocabularies
@@ -69,7 +70,7 @@ def load(path: str | os.PathLike, *, pat_str: str | None = None,
     ``pat_str`` and ``special_tokens`` override what the file records (a ``.tiktoken`` file
     records neither: a known OpenAI file gets its encoding's, any other the o200k pattern and
     no special tokens). A directory holding GPT-2's ``encoder.json`` and ``vocab.bpe`` loads
-    as GPT-2.
+    as GPT-2. ``format`` skips detection (for a file too damaged or too small to recognise).
     """
     path = Path(path)
     source = os.fspath(path)
@@ -81,7 +82,21 @@ def load(path: str | os.PathLike, *, pat_str: str | None = None,
                 return load(path / candidate, pat_str=pat_str, special_tokens=special_tokens, name=name)
         raise FormatError("a directory with no vocab.bpe, tokenizer.json or tokenizer.model", None, source)
     data = path.read_bytes()
-    fmt = detect(data, source)
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    fmt = format or detect(data, source)
+    try:
+        return _dispatch(fmt, data, path, source, pat_str, special_tokens, name)
+    except FormatError as e:
+        e.path = e.path or source
+        raise
+    except (VocabError, PatternError) as e:
+        # Inconsistent contents (duplicate tokens, a missing byte token, a bad recorded
+        # pattern) are a problem with the file too.
+        raise FormatError(str(e), f"{fmt} contents", source) from None
+
+
+def _dispatch(fmt: str, data: bytes, path: Path, source: str, pat_str, special_tokens, name):
     stem = name or path.name.split(".")[0] or "vocab"
     if fmt in ("bpe2", "bpz2"):
         return _load_bpe2(data, source, pat_str, special_tokens, name)
@@ -155,7 +170,13 @@ def _load_gpt2(path: Path, pat_str, special_tokens, name):
         if not f.is_file():
             raise FormatError(f"GPT-2 vocabularies are two files; {f.name} was not found beside "
                               f"{path.name}", None, os.fspath(path))
-    ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe.read_bytes(), encoder_json.read_bytes())
+    try:
+        ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe.read_bytes(), encoder_json.read_bytes())
+    except FormatError as e:
+        e.path = os.fspath(encoder_json if e.path == "encoder.json" else vocab_bpe)
+        raise
+    except ValueError as e:  # encoder.json that is not JSON
+        raise FormatError(f"does not parse: {e}", "JSON", os.fspath(encoder_json)) from None
     specials = special_tokens if special_tokens is not None else {ENDOFTEXT: len(ranks)}
     return Encoding(name or "gpt2", pat_str=pat_str or R50K_PATTERN, mergeable_ranks=ranks,
                     special_tokens=specials)
