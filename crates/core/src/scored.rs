@@ -12,13 +12,17 @@
 //!   vocabulary exported with score = -rank) starts from bytes instead, which makes score BPE
 //!   exactly rank BPE.
 //!
-//! **Segments.** SentencePiece runs BPE over the whole text. When no mergeable piece contains
-//! the space symbol right after a non-space character (checked at load; true of every trained
-//! SentencePiece BPE model, whose pieces only *start* with U+2581 or are runs of it), no merge
-//! can cross a point just before such a space symbol, so the text is cut there and each
-//! segment merged alone: the result is identical, and most segments are one whole piece.
+//! **Segments.** SentencePiece runs BPE over the whole text. A merged symbol holds every
+//! character it spans, so between two adjacent characters that no mergeable (or user-defined)
+//! piece holds side by side, no merge can ever join: the text is cut at every such point (in
+//! practice before most spaces and punctuation) and each segment is encoded alone with the
+//! same result. A segment that is one whole piece whose own BPE keeps it whole costs one hash
+//! lookup; other segments are merged once and cached (most text is a few thousand distinct
+//! words). Exactness does not depend on the model: the pairs are computed from its pieces.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::Mutex;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
 
@@ -32,6 +36,64 @@ pub const SPACE_SYMBOL: &str = "\u{2581}";
 pub enum Flavor {
     SentencePiece,
     Leap,
+}
+
+/// Results of merged segments, keyed by the segment's bytes. Text is Zipfian: a few
+/// thousand distinct words account for most segments that are not one whole piece, so most
+/// merges are done once. Sharded mutexes, taken with `try_lock` (a busy shard is skipped, never
+/// waited for), keep batch encoding on many threads from contending.
+struct SegmentCache {
+    shards: Box<[Mutex<HashMap<Box<[u8]>, Box<[u32]>, foldhash::fast::FixedState>>]>,
+    hasher: foldhash::fast::FixedState,
+}
+
+const CACHE_SHARDS: usize = 16;
+const CACHE_PER_SHARD: usize = 4096;
+const CACHE_MAX_KEY: usize = 64;
+
+impl SegmentCache {
+    fn new() -> Self {
+        SegmentCache {
+            shards: (0..CACHE_SHARDS).map(|_| Mutex::new(HashMap::default())).collect(),
+            hasher: Default::default(),
+        }
+    }
+    fn shard(&self, key: &[u8]) -> &Mutex<HashMap<Box<[u8]>, Box<[u32]>, foldhash::fast::FixedState>> {
+        &self.shards[self.hasher.hash_one(key) as usize % CACHE_SHARDS]
+    }
+    /// Appends the cached ids of `key` to `out`; false when absent (or the shard is busy).
+    fn get(&self, key: &[u8], out: &mut Vec<u32>) -> bool {
+        match self.shard(key).try_lock() {
+            Ok(map) => match map.get(key) {
+                Some(ids) => {
+                    out.extend_from_slice(ids);
+                    true
+                }
+                None => false,
+            },
+            Err(_) => false,
+        }
+    }
+    fn put(&self, key: &[u8], ids: &[u32]) {
+        if let Ok(mut map) = self.shard(key).try_lock() {
+            if map.len() >= CACHE_PER_SHARD {
+                map.clear(); // crude, bounded, and rare: a shard refills with what is frequent
+            }
+            map.insert(key.into(), ids.into());
+        }
+    }
+}
+
+impl Clone for SegmentCache {
+    fn clone(&self) -> Self {
+        SegmentCache::new()
+    }
+}
+
+impl std::fmt::Debug for SegmentCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SegmentCache")
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -55,8 +117,32 @@ pub struct ScoreTokenizer {
     /// The space symbol: U+2581 when SentencePiece escapes whitespace, else " ".
     space: &'static str,
     whitespace_suffix: bool,
-    segmented: bool,
+    /// Adjacent character pairs that occur inside some mergeable or user-defined piece; `None`
+    /// disables segmenting (a byte-level table, or pieces that are not UTF-8).
+    joins: Option<Joins>,
+    /// First bytes of the user-defined pieces (the matcher runs only where one starts).
+    user_first: [bool; 256],
     unk_surface: String,
+    cache: SegmentCache,
+}
+
+/// Which adjacent character pairs may be joined by a merge: ASCII pairs in a bit table, the rest
+/// in a hash set.
+#[derive(Debug, Clone)]
+struct Joins {
+    ascii: Box<[u128; 128]>,
+    other: hashbrown::HashSet<(char, char), foldhash::fast::FixedState>,
+}
+
+impl Joins {
+    #[inline]
+    fn contains(&self, a: char, b: char) -> bool {
+        if a.is_ascii() && b.is_ascii() {
+            self.ascii[a as usize] >> (b as u32) & 1 == 1
+        } else {
+            self.other.contains(&(a, b))
+        }
+    }
 }
 
 /// The byte of a `<0xHH>` piece.
@@ -152,8 +238,10 @@ impl ScoreTokenizer {
             remove_extra_whitespaces: m.remove_extra_whitespaces,
             space,
             whitespace_suffix: m.treat_whitespace_as_suffix,
-            segmented: false,
+            joins: None,
+            user_first: [false; 256],
             unk_surface: m.unk_surface.clone(),
+            cache: SegmentCache::new(),
         };
         t.finish(user.iter().map(|u| u.as_bytes()));
         Ok(t)
@@ -200,40 +288,21 @@ impl ScoreTokenizer {
             remove_extra_whitespaces: false,
             space: " ",
             whitespace_suffix: false,
-            segmented: false,
+            joins: None,
+            user_first: [false; 256],
             unk_surface: String::new(),
+            cache: SegmentCache::new(),
         };
         t.finish(std::iter::empty());
         Ok(t)
     }
 
     fn finish<'a>(&mut self, extra: impl Iterator<Item = &'a [u8]>) {
-        // Segmenting is exact when no piece holds the space symbol right after another character.
-        let space = self.space.as_bytes();
-        let crosses = |p: &[u8]| {
-            let mut i = 1;
-            while i + space.len() <= p.len() {
-                if &p[i..i + space.len()] == space && !p[..i].ends_with(space) {
-                    return true;
-                }
-                i += 1;
-            }
-            false
-        };
-        let mut safe = !self.whitespace_suffix;
-        for id in 0..self.vocab.len() as u32 {
-            if let Some(p) = self.vocab.token(id) {
-                if self.vocab.lookup(p) == Some(id) && crosses(p) {
-                    safe = false;
-                    break;
-                }
-            }
-        }
         let extra: Vec<&[u8]> = extra.collect();
-        if extra.iter().any(|p| crosses(p)) {
-            safe = false;
+        for p in &extra {
+            self.user_first[p[0] as usize] = true;
         }
-        self.segmented = safe;
+        self.joins = if self.raw_byte_fallback { None } else { self.compute_joins(&extra) };
         let this = self.clone();
         self.vocab.compute_whole(|bytes, syms| match std::str::from_utf8(bytes) {
             Ok(s) => {
@@ -244,11 +313,46 @@ impl ScoreTokenizer {
         });
     }
 
+    /// Every adjacent character pair inside a mergeable or user-defined piece. A merged symbol
+    /// holds all the characters it spans, so no symbol can ever span a boundary between two
+    /// characters that no piece holds side by side: the text can be cut there and each part
+    /// encoded alone, with the same result.
+    fn compute_joins(&self, extra: &[&[u8]]) -> Option<Joins> {
+        let mut joins = Joins { ascii: Box::new([0u128; 128]), other: Default::default() };
+        let mut add = |p: &[u8]| -> bool {
+            let Ok(s) = std::str::from_utf8(p) else { return false };
+            let mut chars = s.chars();
+            let Some(mut prev) = chars.next() else { return true };
+            for c in chars {
+                if prev.is_ascii() && c.is_ascii() {
+                    joins.ascii[prev as usize] |= 1u128 << (c as u32);
+                } else {
+                    joins.other.insert((prev, c));
+                }
+                prev = c;
+            }
+            true
+        };
+        for id in 0..self.vocab.len() as u32 {
+            if let Some(p) = self.vocab.token(id) {
+                if self.vocab.lookup(p) == Some(id) && !add(p) {
+                    return None;
+                }
+            }
+        }
+        for p in extra {
+            if !add(p) {
+                return None;
+            }
+        }
+        Some(joins)
+    }
+
     /// Cuts a segment into initial symbols.
     fn initial_symbols(&self, text: &[u8], out: &mut Vec<Symbol>) {
         let mut i = 0;
         while i < text.len() {
-            if let Some(ac) = &self.user_defined {
+            if let Some(ac) = self.user_defined.as_ref().filter(|_| self.user_first[text[i] as usize]) {
                 if let Some(m) = ac.find(Input::new(&text[i..]).anchored(Anchored::Yes)) {
                     let end = i + m.end();
                     let id = self.vocab.lookup(&text[i..end]).unwrap_or(NONE);
@@ -336,25 +440,30 @@ impl ScoreTokenizer {
         self.normalize(text, &mut norm);
         let mut scratch = Scratch::default();
         let mut prev_unk = false;
-        let space = self.space.as_bytes();
+        // `norm` is UTF-8: it is the text with spaces replaced by U+2581.
+        let text = std::str::from_utf8(&norm).unwrap_or("");
         let mut start = 0;
-        while start < norm.len() {
-            let end = if self.segmented { self.segment_end(&norm, start, space) } else { norm.len() };
-            let seg = &norm[start..end];
-            match self.vocab.lookup(seg) {
-                Some(id) if self.vocab.whole(id) => {
-                    out.push(id);
-                    prev_unk = false;
-                }
-                _ => {
-                    let mut syms = std::mem::take(&mut scratch.symbols);
-                    syms.clear();
-                    self.initial_symbols(seg, &mut syms);
-                    merge(&self.vocab, seg, &mut syms, &mut scratch, |s| self.emit(seg, s, &mut prev_unk, out));
-                    scratch.symbols = syms;
+        match &self.joins {
+            None => {
+                if !text.is_empty() {
+                    self.encode_segment(text.as_bytes(), &mut scratch, &mut prev_unk, false, out);
                 }
             }
-            start = end;
+            Some(joins) => {
+                let mut prev: Option<char> = None;
+                for (i, c) in text.char_indices() {
+                    if let Some(p) = prev {
+                        if !joins.contains(p, c) {
+                            self.encode_segment(&norm[start..i], &mut scratch, &mut prev_unk, true, out);
+                            start = i;
+                        }
+                    }
+                    prev = Some(c);
+                }
+                if start < norm.len() {
+                    self.encode_segment(&norm[start..], &mut scratch, &mut prev_unk, true, out);
+                }
+            }
         }
         if add_eos {
             if let Some(e) = self.eos_id {
@@ -363,19 +472,33 @@ impl ScoreTokenizer {
         }
     }
 
-    /// The end of the segment starting at `start`: just before the next space symbol that
-    /// follows a character other than the space symbol.
+    /// Encodes one segment: a whole piece that its own BPE keeps whole, a cached result, or
+    /// score BPE (whose result is then cached).
     #[inline]
-    fn segment_end(&self, text: &[u8], start: usize, space: &[u8]) -> usize {
-        let first = space[0];
-        let mut i = start + 1;
-        while i < text.len() {
-            if text[i] == first && text[i..].starts_with(space) && !text[..i].ends_with(space) {
-                return i;
+    fn encode_segment(&self, seg: &[u8], scratch: &mut Scratch, prev_unk: &mut bool, cache: bool, out: &mut Vec<u32>) {
+        if let Some(id) = self.vocab.lookup(seg) {
+            if self.vocab.whole(id) {
+                out.push(id);
+                *prev_unk = false;
+                return;
             }
-            i += 1;
         }
-        text.len()
+        let cacheable = cache && seg.len() <= CACHE_MAX_KEY;
+        if cacheable && self.cache.get(seg, out) {
+            *prev_unk = false;
+            return;
+        }
+        let before = out.len();
+        let mut syms = std::mem::take(&mut scratch.symbols);
+        syms.clear();
+        self.initial_symbols(seg, &mut syms);
+        merge(&self.vocab, seg, &mut syms, scratch, |s| self.emit(seg, s, prev_unk, out));
+        scratch.symbols = syms;
+        // A segment with the unknown id is left out: runs of unknowns fuse across segments, so
+        // its ids depend on what came before.
+        if cacheable && self.unk_id.is_none_or(|u| !out[before..].contains(&u)) {
+            self.cache.put(seg, &out[before..]);
+        }
     }
 
     #[inline]
@@ -510,8 +633,9 @@ impl ScoreTokenizer {
     pub fn flavor(&self) -> Flavor {
         self.flavor
     }
+    /// Whether the text is cut into independent segments before BPE (see the module docs).
     pub fn segmented(&self) -> bool {
-        self.segmented
+        self.joins.is_some()
     }
 }
 
