@@ -68,7 +68,7 @@ impl MergeTokenizer {
         }
         for &(a, b, m) in merges {
             for v in [a, b, m] {
-                if tokens.get(v as usize).is_none_or(|t| t.is_empty()) {
+                if tokens.get(v as usize).filter(|t| !t.is_empty()).is_none() {
                     return Err(Error::Vocab(format!("merge ({a}, {b}) -> {m} names id {v}, which has no token")));
                 }
             }

@@ -42,8 +42,10 @@ pub enum Flavor {
 /// thousand distinct words account for most segments that are not one whole piece, so most
 /// merges are done once. Sharded mutexes, taken with `try_lock` (a busy shard is skipped, never
 /// waited for), keep batch encoding on many threads from contending.
+type Shard = Mutex<HashMap<Box<[u8]>, Box<[u32]>, foldhash::fast::FixedState>>;
+
 struct SegmentCache {
-    shards: Box<[Mutex<HashMap<Box<[u8]>, Box<[u32]>, foldhash::fast::FixedState>>]>,
+    shards: Box<[Shard]>,
     hasher: foldhash::fast::FixedState,
 }
 
@@ -58,7 +60,7 @@ impl SegmentCache {
             hasher: Default::default(),
         }
     }
-    fn shard(&self, key: &[u8]) -> &Mutex<HashMap<Box<[u8]>, Box<[u32]>, foldhash::fast::FixedState>> {
+    fn shard(&self, key: &[u8]) -> &Shard {
         &self.shards[self.hasher.hash_one(key) as usize % CACHE_SHARDS]
     }
     /// Appends the cached ids of `key` to `out`; false when absent (or the shard is busy).
@@ -191,10 +193,8 @@ impl ScoreTokenizer {
             }
             match p.kind {
                 PieceType::UserDefined => user.push(p.piece.clone()),
-                PieceType::Unknown => {
-                    if unk_id.replace(id as u32).is_some() {
-                        return Err(Error::format(format!("pieces[{id}]"), "a second unknown piece"));
-                    }
+                PieceType::Unknown if unk_id.replace(id as u32).is_some() => {
+                    return Err(Error::format(format!("pieces[{id}]"), "a second unknown piece"));
                 }
                 PieceType::Byte => {
                     let byte = byte_piece(b).ok_or_else(|| Error::format(format!("pieces[{id}]"),
@@ -386,13 +386,13 @@ impl ScoreTokenizer {
     }
 
     /// SentencePiece's normalisation with the identity rule set.
-    fn normalize(&self, text: &str, out: &mut Vec<u8>) {
+    fn normalize(&self, text: &str, out: &mut String) {
         out.clear();
         if self.flavor == Flavor::Leap {
             if !text.is_empty() && self.add_dummy_prefix {
-                out.push(b' ');
+                out.push(' ');
             }
-            out.extend_from_slice(text.as_bytes());
+            out.push_str(text);
             return;
         }
         let mut text = text;
@@ -402,20 +402,20 @@ impl ScoreTokenizer {
         if text.is_empty() {
             return;
         }
-        let space = self.space.as_bytes();
+        let space = self.space;
         if self.add_dummy_prefix && !self.whitespace_suffix {
-            out.extend_from_slice(space);
+            out.push_str(space);
         }
         let mut prev_space = false;
-        for &b in text.as_bytes() {
-            if b == b' ' {
-                if self.remove_extra_whitespaces && prev_space {
-                    continue;
+        for (i, piece) in text.split(' ').enumerate() {
+            if i > 0 {
+                if !(self.remove_extra_whitespaces && prev_space) {
+                    out.push_str(space);
                 }
-                out.extend_from_slice(space);
                 prev_space = true;
-            } else {
-                out.push(b);
+            }
+            if !piece.is_empty() {
+                out.push_str(piece);
                 prev_space = false;
             }
         }
@@ -425,7 +425,7 @@ impl ScoreTokenizer {
             }
         }
         if self.add_dummy_prefix && self.whitespace_suffix {
-            out.extend_from_slice(space);
+            out.push_str(space);
         }
     }
 
@@ -436,12 +436,11 @@ impl ScoreTokenizer {
                 out.push(b);
             }
         }
-        let mut norm = Vec::with_capacity(text.len() + text.len() / 4 + 3);
+        let mut norm = String::with_capacity(text.len() + text.len() / 2 + 3);
         self.normalize(text, &mut norm);
+        let (text, norm) = (norm.as_str(), norm.as_bytes());
         let mut scratch = Scratch::default();
         let mut prev_unk = false;
-        // `norm` is UTF-8: it is the text with spaces replaced by U+2581.
-        let text = std::str::from_utf8(&norm).unwrap_or("");
         let mut start = 0;
         match &self.joins {
             None => {
@@ -496,7 +495,7 @@ impl ScoreTokenizer {
         scratch.symbols = syms;
         // A segment with the unknown id is left out: runs of unknowns fuse across segments, so
         // its ids depend on what came before.
-        if cacheable && self.unk_id.is_none_or(|u| !out[before..].contains(&u)) {
+        if cacheable && !self.unk_id.is_some_and(|u| out[before..].contains(&u)) {
             self.cache.put(seg, &out[before..]);
         }
     }

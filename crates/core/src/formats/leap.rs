@@ -15,8 +15,11 @@ fn bad(at: usize, field: &str, message: impl Into<String>) -> Error {
     Error::format(format!("byte {at} ({field})"), message)
 }
 
-/// `(max_token_length, [(bytes, score)])`.
-pub fn read(data: &[u8]) -> Result<(u32, Vec<(Vec<u8>, f32)>)> {
+/// A table's tokens by id: `(bytes, score)`.
+pub type Tokens = Vec<(Vec<u8>, f32)>;
+
+/// `(max_token_length, tokens)`.
+pub fn read(data: &[u8]) -> Result<(u32, Tokens)> {
     if data.len() < 4 {
         return Err(bad(0, "max_token_length", format!("file is {} bytes; expected a 4-byte header", data.len())));
     }

@@ -54,7 +54,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next (field number, value, offset of the tag), or `None` at the end of the message.
-    pub fn next(&mut self) -> Result<Option<(u32, Value<'a>, usize)>> {
+    pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>, usize)>> {
         if self.pos >= self.data.len() {
             return Ok(None);
         }
@@ -147,13 +147,13 @@ mod tests {
         w.int32(2, -1);
         w.float(3, 1.5);
         let mut r = Reader::new(&w.buf, 0, "test");
-        assert!(matches!(r.next().unwrap(), Some((1, Value::Bytes(b"abc", 2), 0))));
-        assert!(matches!(r.next().unwrap(), Some((2, Value::Varint(v), _)) if v as i64 as i32 == -1));
-        assert!(matches!(r.next().unwrap(), Some((3, Value::Fixed32(v), _)) if f32::from_bits(v) == 1.5));
-        assert!(r.next().unwrap().is_none());
-        let e = Reader::new(&[0x0a, 0x7f, 1], 10, "m").next().unwrap_err().to_string();
+        assert!(matches!(r.next_field().unwrap(), Some((1, Value::Bytes(b"abc", 2), 0))));
+        assert!(matches!(r.next_field().unwrap(), Some((2, Value::Varint(v), _)) if v as i64 as i32 == -1));
+        assert!(matches!(r.next_field().unwrap(), Some((3, Value::Fixed32(v), _)) if f32::from_bits(v) == 1.5));
+        assert!(r.next_field().unwrap().is_none());
+        let e = Reader::new(&[0x0a, 0x7f, 1], 10, "m").next_field().unwrap_err().to_string();
         assert!(e.contains("byte 10 (m)") && e.contains("127 bytes follow"), "{e}");
-        assert!(Reader::new(&[0x0b], 0, "m").next().unwrap_err().to_string().contains("wire type 3"));
-        assert!(Reader::new(&[0x08, 0xff], 0, "m").next().unwrap_err().to_string().contains("past the end"));
+        assert!(Reader::new(&[0x0b], 0, "m").next_field().unwrap_err().to_string().contains("wire type 3"));
+        assert!(Reader::new(&[0x08, 0xff], 0, "m").next_field().unwrap_err().to_string().contains("past the end"));
     }
 }

@@ -129,7 +129,7 @@ pub fn read(data: &[u8]) -> Result<ModelProto> {
     let mut r = Reader::new(data, 0, "ModelProto");
     // A piece takes at least 2 bytes on the wire: bounds the reservation below.
     let mut pieces = Vec::new();
-    while let Some((field, value, at)) = r.next()? {
+    while let Some((field, value, at)) = r.next_field()? {
         match field {
             1 => {
                 let (b, off) = expect_bytes(value, at, "pieces")?;
@@ -166,7 +166,7 @@ fn read_piece(data: &[u8], base: usize, index: usize) -> Result<Piece> {
     let mut r = Reader::new(data, base, "SentencePiece");
     let (mut piece, mut score, mut kind) = (None, 0f32, PieceType::Normal);
     let field = |name: &str| format!("pieces[{index}].{name}");
-    while let Some((f, value, at)) = r.next()? {
+    while let Some((f, value, at)) = r.next_field()? {
         match f {
             1 => {
                 let (b, off) = expect_bytes(value, at, &field("piece"))?;
@@ -201,7 +201,7 @@ fn read_piece(data: &[u8], base: usize, index: usize) -> Result<Piece> {
 
 fn read_trainer(data: &[u8], base: usize, m: &mut ModelProto) -> Result<()> {
     let mut r = Reader::new(data, base, "TrainerSpec");
-    while let Some((f, value, at)) = r.next()? {
+    while let Some((f, value, at)) = r.next_field()? {
         match f {
             3 => m.model_type = expect_varint(value, at, "trainer_spec.model_type")? as i64,
             24 => m.treat_whitespace_as_suffix = expect_varint(value, at, "trainer_spec.treat_whitespace_as_suffix")? != 0,
@@ -225,7 +225,7 @@ fn read_trainer(data: &[u8], base: usize, m: &mut ModelProto) -> Result<()> {
 
 fn read_normalizer(data: &[u8], base: usize, m: &mut ModelProto) -> Result<()> {
     let mut r = Reader::new(data, base, "NormalizerSpec");
-    while let Some((f, value, at)) = r.next()? {
+    while let Some((f, value, at)) = r.next_field()? {
         match f {
             1 => {
                 let (b, off) = expect_bytes(value, at, "normalizer_spec.name")?;
