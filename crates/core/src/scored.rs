@@ -21,7 +21,6 @@
 //! words). Exactness does not depend on the model: the pairs are computed from its pieces.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::sync::Mutex;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
@@ -41,12 +40,12 @@ pub enum Flavor {
 /// Results of merged segments, keyed by the segment's bytes. Text is Zipfian: a few
 /// thousand distinct words account for most segments that are not one whole piece, so most
 /// merges are done once. Sharded mutexes, taken with `try_lock` (a busy shard is skipped, never
-/// waited for), keep batch encoding on many threads from contending.
-type Shard = Mutex<HashMap<Box<[u8]>, Box<[u32]>, foldhash::fast::FixedState>>;
+/// waited for), keep batch encoding on many threads from contending. Entries are found by the
+/// vocabulary's own hash of the segment, computed once per segment.
+type Shard = Mutex<hashbrown::HashTable<(u64, Box<[u8]>, Box<[u32]>)>>;
 
 struct SegmentCache {
     shards: Box<[Shard]>,
-    hasher: foldhash::fast::FixedState,
 }
 
 const CACHE_SHARDS: usize = 16;
@@ -55,33 +54,29 @@ const CACHE_MAX_KEY: usize = 64;
 
 impl SegmentCache {
     fn new() -> Self {
-        SegmentCache {
-            shards: (0..CACHE_SHARDS).map(|_| Mutex::new(HashMap::default())).collect(),
-            hasher: Default::default(),
-        }
+        SegmentCache { shards: (0..CACHE_SHARDS).map(|_| Mutex::new(hashbrown::HashTable::new())).collect() }
     }
-    fn shard(&self, key: &[u8]) -> &Shard {
-        &self.shards[self.hasher.hash_one(key) as usize % CACHE_SHARDS]
+    fn shard(&self, hash: u64) -> &Shard {
+        // Bits 20-23: hashbrown uses the low bits (bucket) and the top 7 (tag) inside a shard.
+        &self.shards[(hash >> 20) as usize % CACHE_SHARDS]
     }
     /// Appends the cached ids of `key` to `out`; false when absent (or the shard is busy).
-    fn get(&self, key: &[u8], out: &mut Vec<u32>) -> bool {
-        match self.shard(key).try_lock() {
-            Ok(map) => match map.get(key) {
-                Some(ids) => {
-                    out.extend_from_slice(ids);
-                    true
-                }
-                None => false,
-            },
-            Err(_) => false,
+    fn get(&self, key: &[u8], hash: u64, out: &mut Vec<u32>) -> bool {
+        let Ok(map) = self.shard(hash).try_lock() else { return false };
+        match map.find(hash, |e| e.0 == hash && &*e.1 == key) {
+            Some(e) => {
+                out.extend_from_slice(&e.2);
+                true
+            }
+            None => false,
         }
     }
-    fn put(&self, key: &[u8], ids: &[u32]) {
-        if let Ok(mut map) = self.shard(key).try_lock() {
+    fn put(&self, key: &[u8], hash: u64, ids: &[u32]) {
+        if let Ok(mut map) = self.shard(hash).try_lock() {
             if map.len() >= CACHE_PER_SHARD {
                 map.clear(); // crude, bounded, and rare: a shard refills with what is frequent
             }
-            map.insert(key.into(), ids.into());
+            map.insert_unique(hash, (hash, key.into(), ids.into()), |e| e.0);
         }
     }
 }
@@ -130,19 +125,43 @@ pub struct ScoreTokenizer {
 
 /// Which adjacent character pairs may be joined by a merge: ASCII pairs in a bit table, the rest
 /// in a hash set.
+/// The pairs with the space symbol on one side and ASCII (or the space symbol) on the other,
+/// the commonest non-ASCII pairs in SentencePiece text, have their own bit rows.
 #[derive(Debug, Clone)]
 struct Joins {
     ascii: Box<[u128; 128]>,
+    space: char,
+    space_then: u128,
+    then_space: u128,
+    space_space: bool,
     other: hashbrown::HashSet<(char, char), foldhash::fast::FixedState>,
 }
 
 impl Joins {
+    fn new(space: char) -> Self {
+        Joins { ascii: Box::new([0; 128]), space, space_then: 0, then_space: 0, space_space: false, other: Default::default() }
+    }
+
+    fn insert(&mut self, a: char, b: char) {
+        match (a.is_ascii(), b.is_ascii()) {
+            (true, true) => self.ascii[a as usize] |= 1u128 << (b as u32),
+            (false, true) if a == self.space => self.space_then |= 1u128 << (b as u32),
+            (true, false) if b == self.space => self.then_space |= 1u128 << (a as u32),
+            _ if a == self.space && b == self.space => self.space_space = true,
+            _ => {
+                self.other.insert((a, b));
+            }
+        }
+    }
+
     #[inline]
     fn contains(&self, a: char, b: char) -> bool {
-        if a.is_ascii() && b.is_ascii() {
-            self.ascii[a as usize] >> (b as u32) & 1 == 1
-        } else {
-            self.other.contains(&(a, b))
+        match (a.is_ascii(), b.is_ascii()) {
+            (true, true) => self.ascii[a as usize] >> (b as u32) & 1 == 1,
+            (false, true) if a == self.space => self.space_then >> (b as u32) & 1 == 1,
+            (true, false) if b == self.space => self.then_space >> (a as u32) & 1 == 1,
+            _ if a == self.space && b == self.space => self.space_space,
+            _ => self.other.contains(&(a, b)),
         }
     }
 }
@@ -318,17 +337,13 @@ impl ScoreTokenizer {
     /// characters that no piece holds side by side: the text can be cut there and each part
     /// encoded alone, with the same result.
     fn compute_joins(&self, extra: &[&[u8]]) -> Option<Joins> {
-        let mut joins = Joins { ascii: Box::new([0u128; 128]), other: Default::default() };
+        let mut joins = Joins::new(self.space.chars().next().unwrap_or(' '));
         let mut add = |p: &[u8]| -> bool {
             let Ok(s) = std::str::from_utf8(p) else { return false };
             let mut chars = s.chars();
             let Some(mut prev) = chars.next() else { return true };
             for c in chars {
-                if prev.is_ascii() && c.is_ascii() {
-                    joins.ascii[prev as usize] |= 1u128 << (c as u32);
-                } else {
-                    joins.other.insert((prev, c));
-                }
+                joins.insert(prev, c);
                 prev = c;
             }
             true
@@ -475,7 +490,8 @@ impl ScoreTokenizer {
     /// score BPE (whose result is then cached).
     #[inline]
     fn encode_segment(&self, seg: &[u8], scratch: &mut Scratch, prev_unk: &mut bool, cache: bool, out: &mut Vec<u32>) {
-        if let Some(id) = self.vocab.lookup(seg) {
+        let hash = self.vocab.hash(seg);
+        if let Some(id) = self.vocab.lookup_hashed(seg, hash) {
             if self.vocab.whole(id) {
                 out.push(id);
                 *prev_unk = false;
@@ -483,7 +499,7 @@ impl ScoreTokenizer {
             }
         }
         let cacheable = cache && seg.len() <= CACHE_MAX_KEY;
-        if cacheable && self.cache.get(seg, out) {
+        if cacheable && self.cache.get(seg, hash, out) {
             *prev_unk = false;
             return;
         }
@@ -496,7 +512,7 @@ impl ScoreTokenizer {
         // A segment with the unknown id is left out: runs of unknowns fuse across segments, so
         // its ids depend on what came before.
         if cacheable && !self.unk_id.is_some_and(|u| out[before..].contains(&u)) {
-            self.cache.put(seg, &out[before..]);
+            self.cache.put(seg, hash, &out[before..]);
         }
     }
 

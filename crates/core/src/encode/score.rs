@@ -43,6 +43,25 @@ impl std::fmt::Debug for ScoreVocab {
     }
 }
 
+/// Equality of two slices of the same length, without a libc call for the short keys that
+/// dominate lookups (most pieces are under 16 bytes).
+#[inline(always)]
+pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n <= 8 {
+        let (mut x, mut y) = ([0u8; 8], [0u8; 8]);
+        x[..n].copy_from_slice(a);
+        y[..n].copy_from_slice(&b[..n]);
+        u64::from_ne_bytes(x) == u64::from_ne_bytes(y)
+    } else if n <= 16 {
+        let head = |s: &[u8]| u64::from_ne_bytes(s[..8].try_into().expect("8 bytes"));
+        let tail = |s: &[u8]| u64::from_ne_bytes(s[n - 8..n].try_into().expect("8 bytes"));
+        head(a) == head(b) && tail(a) == tail(b)
+    } else {
+        a == b
+    }
+}
+
 /// A symbol: a byte range of the segment, its id when known, and whether it may merge.
 #[derive(Debug, Clone, Copy)]
 pub struct Symbol {
@@ -123,11 +142,21 @@ impl ScoreVocab {
 
     #[inline]
     pub fn lookup(&self, bytes: &[u8]) -> Option<u32> {
-        let hash = self.hasher.hash_one(bytes);
+        self.lookup_hashed(bytes, self.hash(bytes))
+    }
+
+    /// The hash [`lookup`](Self::lookup) uses, for callers that key other tables by it too.
+    #[inline]
+    pub fn hash(&self, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one(bytes)
+    }
+
+    #[inline]
+    pub fn lookup_hashed(&self, bytes: &[u8], hash: u64) -> Option<u32> {
         self.index
             .find(hash, |&i| {
                 let (o, l) = self.spans[i as usize];
-                &self.blob[o as usize..(o + l) as usize] == bytes
+                l as usize == bytes.len() && short_eq(&self.blob[o as usize..(o + l) as usize], bytes)
             })
             .copied()
     }
