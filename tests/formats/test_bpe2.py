@@ -70,6 +70,12 @@ def test_verify_cli(tmp_path, vocab):
     assert bad.exit_code == 1 and "embedded source hash" in bad.output
 
 
+def test_registry_encoding_saves_with_its_source_hash(tmp_path, vocab):
+    bytepair.get_encoding("o200k_base").save(tmp_path / "o.bpz2")
+    report = bpe2.verify((tmp_path / "o.bpz2").read_bytes(), vocab("o200k_base.tiktoken").read_bytes())
+    assert report.ok, report.problems
+
+
 def test_bundled_tables_verify(vocab):
     for name in ("cl100k_base", "o200k_base"):
         from bytepair.registry.openai import DATA
