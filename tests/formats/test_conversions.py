@@ -121,3 +121,19 @@ def test_gpt2_pair_in_load(tmp_path):
     (tmp_path / "vocab.bpe").write_bytes((g / "vocab.bpe").read_bytes())
     with pytest.raises(bytepair.FormatError, match="encoder.json was not found"):
         bytepair.load(tmp_path / "vocab.bpe")
+
+
+def test_llama3_file_is_recognised():
+    import importlib.util
+
+    spec = importlib.util.find_spec("llama_models")
+    if spec is None:
+        pytest.skip("llama-models is not installed")
+    from pathlib import Path
+
+    path = Path(next(iter(spec.submodule_search_locations))) / "llama3" / "tokenizer.model"
+    enc = bytepair.load(path)
+    ref = bytepair.get_encoding("llama3", path=path)
+    assert enc.name == "llama3" and enc._special_tokens == ref._special_tokens
+    text = "Hello, world! <|begin_of_text|> 12345"
+    assert enc.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")

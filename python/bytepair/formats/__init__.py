@@ -32,14 +32,23 @@ def format_for_path(path: str | os.PathLike) -> str:
     return _SUFFIXES[suffix]
 
 
+# SHA-256 of Meta's Llama 3 tokenizer.model (tiktoken text format), as llama-models ships it.
+LLAMA3_SHA256 = "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"
+
+
 def _known_encoding(digest: str) -> tuple[str, str, dict[str, int]] | None:
-    """(name, pattern, specials) of the OpenAI encoding whose .tiktoken file has this SHA-256."""
+    """(name, pattern, specials) of the known encoding (OpenAI's, Llama 3) whose tiktoken-format
+    file has this SHA-256."""
     from bytepair.registry import openai
 
     names = {**{v: k for k, v in openai.SOURCE_SHA256.items()},
              openai.P50K_SHA256: "p50k_base",
              "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": "r50k_base"}
     name = names.get(digest)
+    if digest == LLAMA3_SHA256:
+        from bytepair.registry import llama
+
+        return "llama3", llama.LLAMA3_PATTERN, llama.llama3_special_tokens()
     if name is None:
         return None
     patterns = {"cl100k_base": openai.CL100K_PATTERN, "o200k_base": openai.O200K_PATTERN}
