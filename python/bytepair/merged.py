@@ -20,7 +20,8 @@ class MergeEncoding:
     def __init__(self, name: str, core, source_format: str, *, special_tokens: dict[str, int],
                  pat_str: str | None, split_specials: bool = False, bos_id: int | None = None,
                  eos_id: int | None = None, pad_id: int | None = None,
-                 normalize: Callable[[str], str] | None = None, writer=None):
+                 normalize: Callable[[str], str] | None = None,
+                 denormalize: Callable[[bytes], bytes] | None = None, writer=None):
         self.name = name
         self._core = core
         self.source_format = source_format
@@ -29,6 +30,7 @@ class MergeEncoding:
         self._split_specials = split_specials
         self.bos_id, self.eos_id, self.pad_id = bos_id, eos_id, pad_id
         self._normalize = normalize
+        self._denormalize = denormalize
         self._writer = writer
         self.n_vocab = core.n_vocab
 
@@ -63,7 +65,8 @@ class MergeEncoding:
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         try:
-            return self._core.decode_bytes(list(tokens))
+            data = self._core.decode_bytes(list(tokens))
+            return self._denormalize(data) if self._denormalize else data
         except UnknownTokenError as e:
             raise UnknownTokenError(e.token, self.n_vocab) from None
         except OverflowError:

@@ -8,6 +8,7 @@ Vocabularies are trained here on TEXT below (our own sentences, nothing licensed
 - tiny_sp.model      sentencepiece's trainer (BPE, byte fallback, identity normalizer, a
                      user-defined and a control symbol); expected ids from sentencepiece.
 - tiny_hf.json       HF tokenizers' byte-level BPE trainer; expected ids from tokenizers.
+- tiny_hf_fallback.json  HF character-level BPE with byte fallback (Metaspace); ditto.
 - tiny.tiktoken      the same vocabulary as ranks (HF ids, which follow merge order);
                      expected ids from tiktoken with PATTERN.
 - tiny.bpe2/.bpz2/.qtkr/.leap and gpt2/{encoder.json,vocab.bpe}: tiny.tiktoken written by
@@ -56,6 +57,7 @@ def main() -> None:
     import sentencepiece as spm
     import tiktoken
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
+    import tokenizers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     import bytepair
@@ -84,9 +86,20 @@ def main() -> None:
                                   special_tokens=["<|endoftext|>"], show_progress=False)
     tok.train_from_iterator(corpus, trainer)
     tok.save(str(OUT / "tiny_hf.json"))
-    import tokenizers
     expected["tiny_hf.json"] = {"reference": f"tokenizers {tokenizers.__version__}", "cases": [
         {"text": s, "ids": tok.encode(s, add_special_tokens=False).ids} for s in SAMPLES]}
+
+    # HF character-level BPE with byte fallback (Llama-style: Metaspace, <0xHH> tokens).
+    fb = Tokenizer(models.BPE(byte_fallback=True, unk_token="<unk>", fuse_unk=True))
+    fb.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
+    fb.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(),
+                                    decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    fb_specials = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    fb.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=700, special_tokens=fb_specials,
+                                                       show_progress=False))
+    fb.save(str(OUT / "tiny_hf_fallback.json"))
+    expected["tiny_hf_fallback.json"] = {"reference": f"tokenizers {tokenizers.__version__}", "cases": [
+        {"text": s, "ids": fb.encode(s, add_special_tokens=False).ids} for s in SAMPLES + ["x<s>y"]]}
 
     # The same vocabulary as ranks: byte tokens and merges in HF id order.
     from bytepair.formats.gpt2 import byte_to_char

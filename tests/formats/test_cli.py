@@ -13,7 +13,7 @@ import bytepair
 from bytepair.cli import main
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
-FILES = {"tiny_sp.model": "sentencepiece", "tiny_hf.json": "tokenizer.json", "tiny.tiktoken": "tiktoken",
+FILES = {"tiny_sp.model": "sentencepiece", "tiny_hf.json": "tokenizer.json", "tiny_hf_fallback.json": "tokenizer.json", "tiny.tiktoken": "tiktoken",
          "tiny.bpe2": "bpe2", "tiny.bpz2": "bpz2", "tiny.qtkr": "qtkr", "tiny.leap": "leap",
          "gpt2": "gpt2 (directory)", "tiny_sp.leap": "leap"}
 

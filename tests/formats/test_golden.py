@@ -13,7 +13,7 @@ from bytepair.formats import detect
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 EXPECTED = json.loads((GOLDEN / "expected.json").read_text(encoding="utf-8"))
-FORMAT_OF = {"tiny_sp.model": "sentencepiece", "tiny_hf.json": "tokenizer.json", "tiny.tiktoken": "tiktoken",
+FORMAT_OF = {"tiny_sp.model": "sentencepiece", "tiny_hf.json": "tokenizer.json", "tiny_hf_fallback.json": "tokenizer.json", "tiny.tiktoken": "tiktoken",
              "tiny.bpe2": "bpe2", "tiny.bpz2": "bpz2", "tiny.qtkr": "qtkr", "tiny.leap": "leap",
              "gpt2/vocab.bpe": "gpt2", "tiny_sp.leap": "leap"}
 
@@ -53,3 +53,14 @@ def test_sentencepiece_model_round_trip(tmp_path):
     tok = bytepair.load(GOLDEN / "tiny_sp.model")
     tok.save(tmp_path / "x.model")
     assert (tmp_path / "x.model").read_bytes() == (GOLDEN / "tiny_sp.model").read_bytes()
+
+
+@pytest.mark.parametrize("name", ["tiny_hf.json", "tiny_hf_fallback.json"])
+def test_tokenizer_json_decode_like_tokenizers(name):
+    from tokenizers import Tokenizer
+
+    ref = Tokenizer.from_file(str(GOLDEN / name))
+    ours = bytepair.load(GOLDEN / name)
+    for case in EXPECTED[name]["cases"]:
+        ids = case["ids"]
+        assert ours.decode(ids) == ref.decode(ids, skip_special_tokens=False), case["text"]

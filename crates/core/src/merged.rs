@@ -78,12 +78,19 @@ impl MergeTokenizer {
                 return Err(Error::Vocab(format!("special token {s:?} is not the token at id {id}")));
             }
         }
+        // <0xHH> tokens may be added (special) tokens, so they are looked for in the whole table.
+        let mut hex = [NONE; 256];
+        for (id, t) in tokens.iter().enumerate() {
+            if let Some(b) = crate::scored::byte_piece(t) {
+                hex[b as usize] = id as u32;
+            }
+        }
         let byte_ids = |what: &str| -> Result<Box<[u32; 256]>> {
             let mut ids = [NONE; 256];
             for b in 0..=255u8 {
                 ids[b as usize] = match what {
                     "raw" => index.get(&[b][..]).copied(),
-                    _ => index.get(format!("<0x{b:02X}>").as_bytes()).copied(),
+                    _ => Some(hex[b as usize]).filter(|&i| i != NONE),
                 }
                 .ok_or_else(|| Error::Vocab(format!(
                     "byte {b:#04x} has no {} token; a {} vocabulary needs all 256",

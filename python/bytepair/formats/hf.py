@@ -129,8 +129,16 @@ def load(data: bytes, source: str = "<bytes>", name: str = "tokenizer") -> Merge
     def writer(fmt: str):
         return original if fmt == "tokenizer.json" else None
 
+    denormalize = None
+    if normalize is not None and not byte_level:
+        # U+2581 back to spaces, and the space the normalizer prepended dropped (HF's
+        # Replace + Strip decoders, or Metaspace's).
+        def denormalize(data: bytes) -> bytes:
+            data = data.replace(SPACE.encode(), b" ")
+            return data[1:] if data.startswith(b" ") else data
+
     return MergeEncoding(name, core, "tokenizer.json", special_tokens=specials, pat_str=pattern,
-                         split_specials=True, normalize=normalize, writer=writer)
+                         split_specials=True, normalize=normalize, denormalize=denormalize, writer=writer)
 
 
 def _has_type(node, name: str) -> bool:
@@ -184,8 +192,10 @@ def _pipeline(obj: dict, fail):
                 fail(where, "empty Split pattern")
         elif t == "Metaspace" and not s.get("split", True) and s.get("replacement") == SPACE \
                 and s.get("prepend_scheme", "always") in ("always", "first"):
+            # Metaspace prepends only when the text does not already start with the symbol.
             def normalize(text: str) -> str:
-                return SPACE + text.replace(" ", SPACE) if text else text
+                text = text.replace(" ", SPACE)
+                return text if not text or text.startswith(SPACE) else SPACE + text
         else:
             fail(where, f"pre-tokenizer {t!r} is not supported (ByteLevel, Split, non-splitting Metaspace)")
     return pattern, byte_level, prefix_space, normalize
