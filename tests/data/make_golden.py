@@ -23,7 +23,6 @@ Vocabularies are trained here on TEXT below (our own sentences, nothing licensed
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -129,7 +128,6 @@ def main() -> None:
     by_rank = sorted(ranks.items(), key=lambda kv: kv[1])
     gdir = OUT / "gpt2"
     gdir.mkdir(exist_ok=True)
-    merges = enc._core_bpe  # noqa: F841 (the merges come from the ranks below)
     lines = ["#version: 0.2"]
     for token, rank in by_rank[256:]:
         cut = next(i for i in range(1, len(token)) if token[:i] in ranks and token[i:] in ranks
