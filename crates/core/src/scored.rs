@@ -322,14 +322,14 @@ impl ScoreTokenizer {
             self.user_first[p[0] as usize] = true;
         }
         self.joins = if self.raw_byte_fallback { None } else { self.compute_joins(&extra) };
-        let this = self.clone();
-        self.vocab.compute_whole(|bytes, syms| match std::str::from_utf8(bytes) {
-            Ok(s) => {
-                this.initial_symbols(s.as_bytes(), syms);
+        let whole = self.vocab.whole_flags(|bytes, syms| {
+            // Segments are UTF-8, so a piece that is not can never be one.
+            std::str::from_utf8(bytes).is_ok() && {
+                self.initial_symbols(bytes, syms);
                 true
             }
-            Err(_) => false,
         });
+        self.vocab.set_whole(whole);
     }
 
     /// Every adjacent character pair inside a mergeable or user-defined piece. A merged symbol

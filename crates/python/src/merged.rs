@@ -40,6 +40,27 @@ impl MergeBPE {
         })
     }
 
+    /// From a QTKR file, with no Python objects in between: (tokenizer, bos, eos, pad). BOS, EOS
+    /// and PAD are its special tokens (split out of text only when asked).
+    #[staticmethod]
+    #[pyo3(signature = (data, pattern=None))]
+    fn from_qtkr(py: Python<'_>, data: &[u8], pattern: Option<String>) -> PyResult<(Self, Option<u32>, Option<u32>, Option<u32>)> {
+        py.allow_threads(|| {
+            guarded(|| {
+                let q = qtkr::read(data)?;
+                let specials: Vec<(String, u32)> = [q.bos, q.eos, q.pad]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| String::from_utf8(q.tokens[id as usize].clone()).ok().map(|s| (s, id)))
+                    .collect::<std::collections::BTreeMap<_, _>>()
+                    .into_iter()
+                    .collect();
+                let inner = MergeTokenizer::new(&q.tokens, &q.merges, None, false, pattern.as_deref(), false, specials)?;
+                Ok((MergeBPE { inner, tokens: q.tokens, merges: q.merges }, q.bos, q.eos, q.pad))
+            })
+        })
+    }
+
     /// Parses a QTKR file: (tokens, merges, bos, eos, pad).
     #[staticmethod]
     #[allow(clippy::type_complexity)]

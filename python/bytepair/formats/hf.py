@@ -54,15 +54,18 @@ def load(data: bytes, source: str = "<bytes>", name: str = "tokenizer") -> Merge
     if not byte_level and obj.get("decoder", {}) and _has_type(obj.get("decoder"), "ByteLevel"):
         byte_level = True
 
-    # Token bytes by id.
+    # Token bytes by id. Byte-level spellings go through str.translate (C speed) after one check
+    # that every character used is one of ByteLevel's 256.
     if byte_level:
         char_to_byte = {c: b for b, c in byte_to_char().items()}
+        unknown = set().union(*vocab) - char_to_byte.keys()
+        if unknown:
+            bad = next(s for s in vocab if unknown & set(s))
+            fail(f"model.vocab[{bad!r}]", f"character {min(unknown)!r} is not one of ByteLevel's byte characters")
+        table = {ord(c): b for c, b in char_to_byte.items()}
 
         def to_bytes(s: str, where: str) -> bytes:
-            try:
-                return bytes(char_to_byte[c] for c in s)
-            except KeyError as e:
-                fail(where, f"{s!r}: character {e.args[0]!r} is not one of ByteLevel's byte characters")
+            return s.translate(table).encode("latin-1")
     else:
         def to_bytes(s: str, where: str) -> bytes:
             return s.encode("utf-8")
@@ -88,21 +91,21 @@ def load(data: bytes, source: str = "<bytes>", name: str = "tokenizer") -> Merge
         tokens[t["id"]] = content
         specials[t["content"]] = t["id"]
 
-    merges = []
-    for k, m in enumerate(model.get("merges") or []):
-        if isinstance(m, str):
-            parts = m.split(" ")
-        elif isinstance(m, list):
-            parts = m
-        else:
-            parts = None
-        if not parts or len(parts) != 2:
-            fail(f"model.merges[{k}]", f"expected 'a b' or [a, b], found {m!r}")
-        a, b = parts
-        if a not in vocab or b not in vocab or a + b not in vocab:
-            missing = next(x for x in (a, b, a + b) if x not in vocab)
-            fail(f"model.merges[{k}]", f"{m!r} names {missing!r}, which is not in the vocabulary")
-        merges.append((vocab[a], vocab[b], vocab[a + b]))
+    raw = model.get("merges") or []
+    try:
+        # The fast path for well-formed files; any problem is located by the loop below.
+        pairs = [m.split(" ") if isinstance(m, str) else m for m in raw]
+        merges = [(vocab[a], vocab[b], vocab[a + b]) for a, b in pairs]
+    except (KeyError, ValueError, TypeError, AttributeError):
+        for k, m in enumerate(raw):
+            parts = m.split(" ") if isinstance(m, str) else m if isinstance(m, list) else None
+            if not parts or len(parts) != 2 or not all(isinstance(x, str) for x in parts):
+                fail(f"model.merges[{k}]", f"expected 'a b' or [a, b], found {m!r}")
+            a, b = parts
+            missing = next((x for x in (a, b, a + b) if x not in vocab), None)
+            if missing is not None:
+                fail(f"model.merges[{k}]", f"{m!r} names {missing!r}, which is not in the vocabulary")
+        raise AssertionError("unreachable: the fast path failed but every merge checks out") from None
 
     char_level = None
     if not byte_level:
@@ -213,10 +216,10 @@ def dumps_encoding(enc) -> bytes:
     """A rank Encoding as tokenizer.json (byte-level BPE, ignore_merges, Split on its pattern).
     Special tokens are in the model's vocabulary too: HF gives an added token that is not in
     the vocabulary the next free id, not the id the file states."""
-    b2c = byte_to_char()
+    table = {b: c for b, c in byte_to_char().items()}
 
     def spell(token: bytes) -> str:
-        return "".join(b2c[b] for b in token)
+        return token.decode("latin-1").translate(table)
 
     ranks = enc._mergeable_ranks
     by_id = {r: spell(t) for t, r in ranks.items()}

@@ -19,9 +19,14 @@ def load(data: bytes, source: str = "<bytes>", name: str = "qtkr", pat_str: str 
     """``pat_str``: split pattern to pre-tokenize with (the file has none: without one the text
     is one piece)."""
     try:
-        tokens, merges, bos, eos, pad = _core.MergeBPE.read_qtkr(data)
-        specials = {tokens[i].decode("utf-8", "replace"): i for i in (bos, eos, pad) if i is not None}
-        core = _core.MergeBPE(tokens, merges, None, False, pat_str, False, list(specials.items()))
+        core, bos, eos, pad = _core.MergeBPE.from_qtkr(data, pat_str)
+        specials = {}
+        for i in (bos, eos, pad):
+            if i is not None:
+                try:
+                    specials[core.token_bytes(i).decode("utf-8")] = i
+                except UnicodeDecodeError:
+                    pass
     except FormatError as e:
         e.path = source
         raise

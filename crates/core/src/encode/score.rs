@@ -187,32 +187,33 @@ impl ScoreVocab {
         self.whole[id as usize]
     }
 
-    /// Records, for every mergeable piece, whether BPE of its own bytes (cut into initial
-    /// symbols by `split`) gives that single piece: the whole-segment shortcut is exact only
-    /// for those.
-    pub fn compute_whole(&mut self, mut split: impl FnMut(&[u8], &mut Vec<Symbol>) -> bool) {
+    /// For every mergeable piece, whether BPE of its own bytes (cut into initial symbols by
+    /// `split`) gives that single piece: the whole-segment shortcut is exact only for those.
+    /// Store the result with [`set_whole`](Self::set_whole).
+    pub fn whole_flags(&self, mut split: impl FnMut(&[u8], &mut Vec<Symbol>) -> bool) -> Vec<bool> {
         let mut scratch = Scratch::default();
         let mut whole = vec![false; self.spans.len()];
+        let mut syms = Vec::new();
         for id in 0..self.spans.len() as u32 {
             let Some(bytes) = self.token(id) else { continue };
             if self.lookup(bytes) != Some(id) {
                 continue;
             }
-            let bytes = bytes.to_vec();
-            let mut syms = std::mem::take(&mut scratch.symbols);
             syms.clear();
-            if !split(&bytes, &mut syms) {
-                scratch.symbols = syms;
+            if !split(bytes, &mut syms) {
                 continue;
             }
             let mut result = (0usize, NONE);
-            merge(self, &bytes, &mut syms, &mut scratch, |s| {
+            merge(self, bytes, &mut syms, &mut scratch, |s| {
                 result.0 += 1;
                 result.1 = s.id;
             });
-            scratch.symbols = syms;
             whole[id as usize] = result == (1, id);
         }
+        whole
+    }
+
+    pub fn set_whole(&mut self, whole: Vec<bool>) {
         self.whole = whole;
     }
 }
