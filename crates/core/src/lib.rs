@@ -9,7 +9,8 @@
 //! - [`encoder`]: [`Encoder`] ties the three together: tiktoken's `CoreBPE`.
 //! - [`scored`]: [`scored::ScoreTokenizer`], the SentencePiece / LEAP score-BPE pipeline.
 //! - [`merged`]: [`merged::MergeTokenizer`], the merge-list (QTKR, HF BPE) pipeline.
-//! - [`formats`]: parsers and writers for vocabulary files whose speed matters (tiktoken text, BPE2).
+//! - [`formats`]: readers and writers of vocabulary files (tiktoken text, BPE2/BPZ2, SentencePiece
+//!   `.model`, LEAP, QTKR); Python owns the JSON-based ones.
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
 

@@ -1,4 +1,4 @@
-//! Vocabulary file formats whose parsing speed matters, so they are read in Rust:
+//! Vocabulary file formats read and written in Rust (the binary ones, and tiktoken text for speed):
 //! - [`tiktoken`]: `base64(token) rank` lines (`.tiktoken`, Llama 3's `tokenizer.model`);
 //! - [`bpe2`]: the compact binary table (64-byte header, (offset, length) per id, one blob), and BPZ2;
 //! - [`leap`]: llama2.c scored vocabulary (`tokenizer.bin`);
