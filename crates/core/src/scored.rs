@@ -63,7 +63,7 @@ impl SegmentCache {
     /// Appends the cached ids of `key` to `out`; false when absent (or the shard is busy).
     fn get(&self, key: &[u8], hash: u64, out: &mut Vec<u32>) -> bool {
         let Ok(map) = self.shard(hash).try_lock() else { return false };
-        match map.find(hash, |e| e.0 == hash && &*e.1 == key) {
+        match map.find(hash, |e| e.0 == hash && crate::encode::score::short_eq(&e.1, key)) {
             Some(e) => {
                 out.extend_from_slice(&e.2);
                 true
@@ -119,6 +119,9 @@ pub struct ScoreTokenizer {
     joins: Option<Joins>,
     /// First bytes of the user-defined pieces (the matcher runs only where one starts).
     user_first: [bool; 256],
+    /// The id of each single-byte segment that is a whole piece (punctuation, digits), so the
+    /// commonest short segments skip hashing.
+    byte_whole: [u32; 256],
     unk_surface: String,
     cache: SegmentCache,
 }
@@ -259,6 +262,7 @@ impl ScoreTokenizer {
             whitespace_suffix: m.treat_whitespace_as_suffix,
             joins: None,
             user_first: [false; 256],
+            byte_whole: [NONE; 256],
             unk_surface: m.unk_surface.clone(),
             cache: SegmentCache::new(),
         };
@@ -309,6 +313,7 @@ impl ScoreTokenizer {
             whitespace_suffix: false,
             joins: None,
             user_first: [false; 256],
+            byte_whole: [NONE; 256],
             unk_surface: String::new(),
             cache: SegmentCache::new(),
         };
@@ -330,6 +335,11 @@ impl ScoreTokenizer {
             }
         });
         self.vocab.set_whole(whole);
+        for b in 0..128u8 {
+            if let Some(id) = self.vocab.lookup(&[b]).filter(|&id| self.vocab.whole(id)) {
+                self.byte_whole[b as usize] = id;
+            }
+        }
     }
 
     /// Every adjacent character pair inside a mergeable or user-defined piece. A merged symbol
@@ -464,15 +474,42 @@ impl ScoreTokenizer {
                 }
             }
             Some(joins) => {
-                let mut prev: Option<char> = None;
-                for (i, c) in text.char_indices() {
-                    if let Some(p) = prev {
-                        if !joins.contains(p, c) {
-                            self.encode_segment(&norm[start..i], &mut scratch, &mut prev_unk, true, out);
-                            start = i;
-                        }
+                // Bytes, with characters decoded only where a byte is not ASCII: a run of ASCII
+                // costs one bit test per byte.
+                let mut i = 0;
+                let mut prev = match text.chars().next() {
+                    Some(c) => {
+                        i = c.len_utf8();
+                        c
                     }
-                    prev = Some(c);
+                    None => '\0',
+                };
+                while i < norm.len() {
+                    let b = norm[i];
+                    let c = if b < 0x80 {
+                        if prev.is_ascii() {
+                            if joins.ascii[prev as usize] >> b & 1 == 0 {
+                                self.encode_segment(&norm[start..i], &mut scratch, &mut prev_unk, true, out);
+                                start = i;
+                            }
+                            prev = b as char;
+                            i += 1;
+                            continue;
+                        }
+                        b as char
+                    } else {
+                        // `i` is on a character boundary: every step advances by whole characters.
+                        match text.get(i..).and_then(|t| t.chars().next()) {
+                            Some(c) => c,
+                            None => break,
+                        }
+                    };
+                    if !joins.contains(prev, c) {
+                        self.encode_segment(&norm[start..i], &mut scratch, &mut prev_unk, true, out);
+                        start = i;
+                    }
+                    prev = c;
+                    i += c.len_utf8();
                 }
                 if start < norm.len() {
                     self.encode_segment(&norm[start..], &mut scratch, &mut prev_unk, true, out);
@@ -490,6 +527,11 @@ impl ScoreTokenizer {
     /// score BPE (whose result is then cached).
     #[inline]
     fn encode_segment(&self, seg: &[u8], scratch: &mut Scratch, prev_unk: &mut bool, cache: bool, out: &mut Vec<u32>) {
+        if seg.len() == 1 && self.byte_whole[seg[0] as usize] != NONE {
+            out.push(self.byte_whole[seg[0] as usize]);
+            *prev_unk = false;
+            return;
+        }
         let hash = self.vocab.hash(seg);
         if let Some(id) = self.vocab.lookup_hashed(seg, hash) {
             if self.vocab.whole(id) {

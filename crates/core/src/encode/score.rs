@@ -44,21 +44,28 @@ impl std::fmt::Debug for ScoreVocab {
 }
 
 /// Equality of two slices of the same length, without a libc call for the short keys that
-/// dominate lookups (most pieces are under 16 bytes).
+/// dominate lookups (most pieces are under 16 bytes): two overlapping fixed-size loads cover
+/// any length from 4 to 16, and three byte reads any length below 4.
 #[inline(always)]
 pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
-    if n <= 8 {
-        let (mut x, mut y) = ([0u8; 8], [0u8; 8]);
-        x[..n].copy_from_slice(a);
-        y[..n].copy_from_slice(&b[..n]);
-        u64::from_ne_bytes(x) == u64::from_ne_bytes(y)
-    } else if n <= 16 {
-        let head = |s: &[u8]| u64::from_ne_bytes(s[..8].try_into().expect("8 bytes"));
-        let tail = |s: &[u8]| u64::from_ne_bytes(s[n - 8..n].try_into().expect("8 bytes"));
-        head(a) == head(b) && tail(a) == tail(b)
-    } else {
-        a == b
+    if n != b.len() {
+        return false;
+    }
+    #[inline(always)]
+    fn u64_at(s: &[u8], i: usize) -> u64 {
+        u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
+    }
+    #[inline(always)]
+    fn u32_at(s: &[u8], i: usize) -> u32 {
+        u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
+    }
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
+        8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -156,7 +163,7 @@ impl ScoreVocab {
         self.index
             .find(hash, |&i| {
                 let (o, l) = self.spans[i as usize];
-                l as usize == bytes.len() && short_eq(&self.blob[o as usize..(o + l) as usize], bytes)
+                short_eq(&self.blob[o as usize..(o + l) as usize], bytes)
             })
             .copied()
     }
@@ -316,6 +323,20 @@ mod tests {
         let v = ScoreVocab::new(&pieces).unwrap();
         assert_eq!(run(&v, b"aaa"), vec![1, 0]);
         assert_eq!(run(&v, b"aaaa"), vec![1, 1]);
+    }
+
+    #[test]
+    fn short_eq_every_length() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(short_eq(&a, &a.clone()));
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x55;
+                assert!(!short_eq(&a, &b), "length {n}, byte {i}");
+            }
+            assert!(!short_eq(&a, &[0u8; 41][..n + 1]));
+        }
     }
 
     #[test]
