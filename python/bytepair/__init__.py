@@ -10,13 +10,16 @@ from bytepair.errors import (
     VocabError,
     VocabularyNotFoundError,
 )
+from bytepair.formats import load
 from bytepair.formats.tiktoken import load_tiktoken_bpe
+from bytepair.merged import MergeEncoding
 from bytepair.registry import (
     encoding_for_model,
     encoding_name_for_model,
     get_encoding,
     list_encoding_names,
 )
+from bytepair.scored import ScoreEncoding
 
 __version__ = "0.1.0"
 
@@ -25,7 +28,9 @@ __all__ = [
     "Encoding",
     "FormatError",
     "HashMismatchError",
+    "MergeEncoding",
     "PatternError",
+    "ScoreEncoding",
     "UnknownTokenError",
     "VocabError",
     "VocabularyNotFoundError",
@@ -33,5 +38,6 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "load",
     "load_tiktoken_bpe",
 ]
