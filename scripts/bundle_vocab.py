@@ -23,7 +23,7 @@ def main(src: str) -> None:
         if digest.hex() != sha:
             sys.exit(f"{name}: SHA-256 {digest.hex()} is not the pinned {sha}")
         core = _core.CoreBPE.from_tiktoken(data, [], "x")
-        (OUT / f"{name}.bpe2").write_bytes(core.to_bpe2(digest))
+        (OUT / f"{name}.bpe2").write_bytes(core.to_bpe2(digest, trailer=False))
         print(f"{name}.bpe2 written")
 
 

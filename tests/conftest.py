@@ -19,21 +19,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("BYTEPAIR_SHARED_DIR", REPO.parent / "shared"))
-VOCAB_DIR = SHARED / "vocab"
-CORPUS_DIR = Path(os.environ.get("BYTEPAIR_CORPUS_DIR", REPO / "corpus"))
-CORPORA = ("en", "code", "de")
-BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
-
-
-def require(condition: bool, what: str) -> None:
-    """Skip when data is missing on a developer machine; fail in CI, where it must be there."""
-    if condition:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"{what} is missing in CI (.ci/run should have provided it)")
-    pytest.skip(f"{what} is missing")
+from support import BLOB, CORPORA, CORPUS_DIR, VOCAB_DIR, require
 
 
 @pytest.fixture(scope="session")

@@ -134,10 +134,13 @@ def _pairs() -> dict:
 
 def test_llama3_vocabulary():
     """The real Llama 3 vocabulary (from llama-models, when installed) against tiktoken over it."""
+    from support import require
+
     try:
         path = llama.find_llama3_vocab()
     except bytepair.errors.VocabularyNotFoundError:
-        pytest.skip("llama-models is not installed")
+        path = None
+    require(path is not None, "llama-models (the Llama 3 vocabulary)")
     from tiktoken.load import load_tiktoken_bpe
 
     ours = bytepair.get_encoding("llama3")

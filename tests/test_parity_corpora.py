@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CORPORA
+from support import CORPORA
 
 
 @pytest.mark.parametrize("corpus", CORPORA)

@@ -11,13 +11,16 @@ from bytepair.errors import (
     VocabError,
     VocabularyNotFoundError,
 )
+from bytepair.formats import load
 from bytepair.formats.tiktoken import load_tiktoken_bpe
+from bytepair.merged import MergeEncoding
 from bytepair.registry import (
     encoding_for_model,
     encoding_name_for_model,
     get_encoding,
     list_encoding_names,
 )
+from bytepair.scored import ScoreEncoding
 from bytepair.train import train, train_files
 
 __version__ = "0.1.0"
@@ -27,7 +30,9 @@ __all__ = [
     "Encoding",
     "FormatError",
     "HashMismatchError",
+    "MergeEncoding",
     "PatternError",
+    "ScoreEncoding",
     "TrainingError",
     "UnknownTokenError",
     "VocabError",
@@ -36,6 +41,7 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "load",
     "load_tiktoken_bpe",
     "train",
     "train_files",

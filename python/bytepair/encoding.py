@@ -368,6 +368,13 @@ class Encoding:
         """The largest token id + 1 (tiktoken's definition)."""
         return self.max_token_value + 1
 
+    def save(self, path, format: str | None = None) -> None:
+        """Writes the encoding to ``path`` (format from the suffix unless given): see
+        :func:`bytepair.formats.save`."""
+        from bytepair.formats import save
+
+        save(self, path, format)
+
     # ---------------------------------------------------------------- pickling
 
     def __getstate__(self) -> object:

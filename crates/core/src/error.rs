@@ -27,7 +27,7 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    pub(crate) fn format(location: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn format(location: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Format { location: location.into(), message: message.into() }
     }
 }

@@ -7,7 +7,10 @@
 //! - [`vocab`]: the token table (id -> bytes, the BPE2 layout) and its bytes -> rank index.
 //! - [`encode`]: the merge engines; [`encode::rank`] is tiktoken's rank BPE.
 //! - [`encoder`]: [`Encoder`] ties the three together: tiktoken's `CoreBPE`.
-//! - [`formats`]: parsers and writers for vocabulary files whose speed matters (tiktoken text, BPE2).
+//! - [`scored`]: [`scored::ScoreTokenizer`], the SentencePiece / LEAP score-BPE pipeline.
+//! - [`merged`]: [`merged::MergeTokenizer`], the merge-list (QTKR, HF BPE) pipeline.
+//! - [`formats`]: readers and writers of vocabulary files (tiktoken text, BPE2/BPZ2, SentencePiece
+//!   `.model`, LEAP, QTKR); Python owns the JSON-based ones.
 //! - [`train`]: the BPE trainer (chunk counting, the merge loop).
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
@@ -16,7 +19,9 @@ pub mod encode;
 pub mod encoder;
 pub mod error;
 pub mod formats;
+pub mod merged;
 pub mod pretokenize;
+pub mod scored;
 pub mod special;
 pub mod train;
 pub mod vocab;

@@ -22,7 +22,7 @@ fn filter(all: bool, ids: Vec<u32>) -> SpecialFilter {
 /// The rank-BPE encoder: tiktoken's CoreBPE.
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct CoreBPE {
-    inner: Encoder,
+    pub(crate) inner: Encoder,
     ints: IntCache,
 }
 
@@ -67,13 +67,24 @@ impl CoreBPE {
         Ok(CoreBPE::wrap(inner))
     }
 
-    /// From the bytes of a BPE2 file; `special_tokens` are added at their ids.
+    /// From the bytes of a BPE2 or BPZ2 file. `special_tokens` are added at their ids; `None`
+    /// takes those recorded in the file's trailing section. `pattern` `None` takes the recorded one.
     #[staticmethod]
-    fn from_bpe2(py: Python<'_>, data: &[u8], special_tokens: Vec<(String, u32)>, pattern: &str) -> PyResult<Self> {
+    #[pyo3(signature = (data, special_tokens=None, pattern=None))]
+    fn from_bpe2(py: Python<'_>, data: &[u8], special_tokens: Option<Vec<(String, u32)>>, pattern: Option<String>) -> PyResult<Self> {
         let inner = py.allow_threads(|| {
             guarded(|| {
-                let vocab = bpe2::read(data)?.into_vocab(&special_tokens)?;
-                Encoder::new(vocab, pattern, special_tokens)
+                let file = bpe2::read(data)?;
+                let specials = special_tokens.unwrap_or_else(|| file.recorded_specials());
+                let pattern = match pattern {
+                    Some(p) => p,
+                    None => match file.meta.as_ref().map(|m| m.pattern.clone()).filter(|p| !p.is_empty()) {
+                        Some(p) => p,
+                        None => return Err(bytepair_core::Error::format("trailing section", "the file records no split pattern; pass one")),
+                    },
+                };
+                let vocab = file.into_vocab(&specials)?;
+                Encoder::new(vocab, &pattern, specials)
             })
         })?;
         Ok(CoreBPE::wrap(inner))
@@ -222,12 +233,27 @@ impl CoreBPE {
         Ok(d)
     }
 
-    /// The table as a BPE2 file, with `source_hash` (32 bytes) in its header.
-    fn to_bpe2<'py>(&self, py: Python<'py>, source_hash: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    /// The table as a BPE2 file (BPZ2 when `zstd_level` is given) with `source_hash` (32 bytes)
+    /// in its header and a trailing section recording `name`, the pattern and the special tokens
+    /// (`trailer=False` writes the base layout only).
+    #[pyo3(signature = (source_hash, name="", zstd_level=None, trailer=true))]
+    fn to_bpe2<'py>(&self, py: Python<'py>, source_hash: &[u8], name: &str, zstd_level: Option<i32>, trailer: bool) -> PyResult<Bound<'py, PyBytes>> {
         let hash: [u8; 32] = source_hash
             .try_into()
             .map_err(|_| PyValueError::new_err("source_hash must be 32 bytes"))?;
-        Ok(PyBytes::new(py, &bpe2::write(self.inner.vocab(), hash)))
+        let meta = bpe2::Meta {
+            name: name.to_owned(),
+            pattern: self.inner.pattern().to_owned(),
+            specials: self.inner.specials().tokens().to_vec(),
+        };
+        let data = py.allow_threads(|| guarded(|| bpe2::write(self.inner.vocab(), hash, trailer.then_some(&meta), zstd_level)))?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// The mergeable tokens as a `.tiktoken` file, in rank order.
+    fn to_tiktoken<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let data = py.allow_threads(|| tiktoken::write(self.inner.vocab().mergeable()));
+        PyBytes::new(py, &data)
     }
 
     #[getter]

@@ -4,7 +4,10 @@
 
 mod encoder;
 mod errors;
+mod formats;
 mod ids;
+mod merged;
+mod scored;
 mod threads;
 mod train;
 
@@ -24,7 +27,7 @@ fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyLi
 /// The source hash stored in a BPE2 file's header (after checking the whole file).
 #[pyfunction]
 fn bpe2_source_hash<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    let file = guarded(|| bpe2::read(data))?;
+    let file = py.allow_threads(|| guarded(|| bpe2::read(data)))?;
     Ok(PyBytes::new(py, &file.source_hash))
 }
 
@@ -34,5 +37,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(bpe2_source_hash, m)?)?;
+    m.add_class::<scored::ScoreBPE>()?;
+    m.add_class::<merged::MergeBPE>()?;
+    formats::register(m)?;
     Ok(())
 }

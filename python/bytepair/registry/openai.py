@@ -55,7 +55,9 @@ SOURCE_SHA256 = {
 def _bundled(name: str, table: str, pattern: str, special_tokens: dict[str, int]) -> Encoding:
     data = (DATA / f"{table}.bpe2").read_bytes()
     core = _core.CoreBPE.from_bpe2(data, list(special_tokens.items()), pattern)
-    return Encoding._from_core(name, core, pattern, special_tokens)
+    enc = Encoding._from_core(name, core, pattern, special_tokens)
+    enc._source_sha256 = bytes.fromhex(SOURCE_SHA256[table])  # kept by enc.save("x.bpe2")
+    return enc
 
 
 def cl100k_base() -> Encoding:

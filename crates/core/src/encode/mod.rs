@@ -2,10 +2,14 @@
 //!
 //! - [`rank`]: tiktoken's rank BPE (merge the adjacent pair whose concatenation has the lowest
 //!   rank, leftmost first), used by cl100k, o200k, Llama 3 and every `.tiktoken` vocabulary.
+//! - [`merges`]: merge-list BPE (QTKR, GPT-2 and HF merges): the pair listed first merges first.
+//! - [`score`]: SentencePiece / llama2.c score BPE (merge the pair whose piece scores highest).
 
 pub mod bucket;
 pub mod cache;
 pub mod rank;
+pub mod merges;
+pub mod score;
 
 /// Where encoded ids go: a buffer, or just a counter (`Encoding.count` builds no list).
 pub trait Sink {

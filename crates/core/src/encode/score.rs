@@ -1,0 +1,349 @@
+//! Score BPE, as SentencePiece's BPE model and llama2.c define it.
+//!
+//! Definition: cut the text into initial symbols; while some adjacent pair of unfrozen symbols
+//! concatenates to a mergeable piece, merge the pair whose piece has the **highest score**,
+//! the leftmost such pair on a tie; emit the ids of the symbols left.
+//!
+//! Engine: symbols in a doubly linked list over an array, candidate pairs in a max-heap keyed
+//! by (score, leftmost position) with lazy deletion. An entry is stale when either symbol has
+//! been absorbed or the two symbols' combined length differs from the entry's: symbols only
+//! grow and only by absorbing their right neighbour, so a length check is exact (it is the
+//! check SentencePiece itself makes). Each merge pushes at most two pairs, so a segment of n
+//! symbols costs O(n log n) hash lookups and heap operations.
+//!
+//! The caller usually cuts the text into independent segments first (see
+//! [`crate::scored`]), and a segment that is itself a piece whose own BPE yields that piece
+//! (checked once per piece at load, [`ScoreVocab::whole`]) costs one hash lookup.
+
+use std::collections::BinaryHeap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use crate::error::{Error, Result};
+
+pub const NONE: u32 = u32::MAX;
+
+type Hasher = foldhash::fast::FixedState;
+
+/// Pieces by id with their scores, and the bytes -> id index of the mergeable ones.
+#[derive(Clone)]
+pub struct ScoreVocab {
+    spans: Vec<(u32, u32)>,
+    blob: Vec<u8>,
+    scores: Vec<f32>,
+    index: HashTable<u32>,
+    hasher: Hasher,
+    whole: Vec<bool>,
+}
+
+impl std::fmt::Debug for ScoreVocab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScoreVocab").field("pieces", &self.spans.len()).finish()
+    }
+}
+
+/// Equality of two slices of the same length, without a libc call for the short keys that
+/// dominate lookups (most pieces are under 16 bytes): two overlapping fixed-size loads cover
+/// any length from 4 to 16, and three byte reads any length below 4.
+#[inline(always)]
+pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    #[inline(always)]
+    fn u64_at(s: &[u8], i: usize) -> u64 {
+        u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
+    }
+    #[inline(always)]
+    fn u32_at(s: &[u8], i: usize) -> u32 {
+        u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
+    }
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
+        8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
+        _ => a == b,
+    }
+}
+
+/// A symbol: a byte range of the segment, its id when known, and whether it may merge.
+#[derive(Debug, Clone, Copy)]
+pub struct Symbol {
+    pub start: u32,
+    pub end: u32,
+    pub id: u32,
+    pub frozen: bool,
+}
+
+/// Orders f32 scores as u32 keys (scores are finite; -0.0 was folded into 0.0 at load).
+#[inline]
+fn key(score: f32) -> u32 {
+    let b = score.to_bits();
+    if b >> 31 == 1 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
+/// Reusable buffers for [`merge`], so encoding allocates once per call, not per segment.
+#[derive(Default)]
+pub struct Scratch {
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    heap: BinaryHeap<(u32, std::cmp::Reverse<u32>, u32, u32)>,
+    pub symbols: Vec<Symbol>,
+}
+
+impl ScoreVocab {
+    /// `pieces[id] = (bytes, score, mergeable)`; an empty `bytes` is a hole.
+    pub fn new(pieces: &[(&[u8], f32, bool)]) -> Result<Self> {
+        let total: usize = pieces.iter().map(|p| p.0.len()).sum();
+        if total > u32::MAX as usize || pieces.len() > crate::vocab::MAX_TOKEN_ID as usize {
+            return Err(Error::Vocab("the vocabulary is too large".into()));
+        }
+        let mut v = ScoreVocab {
+            spans: Vec::with_capacity(pieces.len()),
+            blob: Vec::with_capacity(total),
+            scores: Vec::with_capacity(pieces.len()),
+            index: HashTable::with_capacity(pieces.len()),
+            hasher: Hasher::default(),
+            whole: vec![false; pieces.len()],
+        };
+        for &(bytes, score, _) in pieces {
+            if !score.is_finite() {
+                return Err(Error::Vocab(format!("piece {} has score {score}", v.spans.len())));
+            }
+            v.spans.push((v.blob.len() as u32, bytes.len() as u32));
+            v.blob.extend_from_slice(bytes);
+            v.scores.push(score + 0.0);
+        }
+        for (id, &(bytes, _, mergeable)) in pieces.iter().enumerate() {
+            if !mergeable || bytes.is_empty() {
+                continue;
+            }
+            let hash = v.hasher.hash_one(bytes);
+            let (spans, blob) = (&v.spans, &v.blob);
+            let tok = |i: u32| {
+                let (o, l) = spans[i as usize];
+                &blob[o as usize..(o + l) as usize]
+            };
+            match v.index.entry(hash, |&i| tok(i) == bytes, |&i| v.hasher.hash_one(tok(i))) {
+                hashbrown::hash_table::Entry::Occupied(e) => {
+                    return Err(Error::Vocab(format!(
+                        "piece {:?} appears twice, at ids {} and {id}",
+                        String::from_utf8_lossy(bytes),
+                        e.get()
+                    )))
+                }
+                hashbrown::hash_table::Entry::Vacant(e) => {
+                    e.insert(id as u32);
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    #[inline]
+    pub fn lookup(&self, bytes: &[u8]) -> Option<u32> {
+        self.lookup_hashed(bytes, self.hash(bytes))
+    }
+
+    /// The hash [`lookup`](Self::lookup) uses, for callers that key other tables by it too.
+    #[inline]
+    pub fn hash(&self, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one(bytes)
+    }
+
+    #[inline]
+    pub fn lookup_hashed(&self, bytes: &[u8], hash: u64) -> Option<u32> {
+        self.index
+            .find(hash, |&i| {
+                let (o, l) = self.spans[i as usize];
+                short_eq(&self.blob[o as usize..(o + l) as usize], bytes)
+            })
+            .copied()
+    }
+
+    #[inline]
+    pub fn score(&self, id: u32) -> f32 {
+        self.scores[id as usize]
+    }
+
+    pub fn token(&self, id: u32) -> Option<&[u8]> {
+        match self.spans.get(id as usize) {
+            Some(&(o, l)) if l > 0 => Some(&self.blob[o as usize..(o + l) as usize]),
+            _ => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Whether a segment equal to piece `id` encodes to exactly `id`.
+    #[inline]
+    pub fn whole(&self, id: u32) -> bool {
+        self.whole[id as usize]
+    }
+
+    /// For every mergeable piece, whether BPE of its own bytes (cut into initial symbols by
+    /// `split`) gives that single piece: the whole-segment shortcut is exact only for those.
+    /// Store the result with [`set_whole`](Self::set_whole).
+    pub fn whole_flags(&self, mut split: impl FnMut(&[u8], &mut Vec<Symbol>) -> bool) -> Vec<bool> {
+        let mut scratch = Scratch::default();
+        let mut whole = vec![false; self.spans.len()];
+        let mut syms = Vec::new();
+        for id in 0..self.spans.len() as u32 {
+            let Some(bytes) = self.token(id) else { continue };
+            if self.lookup(bytes) != Some(id) {
+                continue;
+            }
+            syms.clear();
+            if !split(bytes, &mut syms) {
+                continue;
+            }
+            let mut result = (0usize, NONE);
+            merge(self, bytes, &mut syms, &mut scratch, |s| {
+                result.0 += 1;
+                result.1 = s.id;
+            });
+            whole[id as usize] = result == (1, id);
+        }
+        whole
+    }
+
+    pub fn set_whole(&mut self, whole: Vec<bool>) {
+        self.whole = whole;
+    }
+}
+
+/// Merges the symbols of one segment (`symbols` cover `text` left to right) and calls `emit`
+/// with each final symbol in order. A merged symbol's `id` is its piece's id; an unmerged
+/// one keeps the id it came with.
+pub fn merge(
+    vocab: &ScoreVocab,
+    text: &[u8],
+    symbols: &mut [Symbol],
+    scratch: &mut Scratch,
+    mut emit: impl FnMut(&Symbol),
+) {
+    let n = symbols.len();
+    if n == 0 {
+        return;
+    }
+    if n == 1 {
+        emit(&symbols[0]);
+        return;
+    }
+    let Scratch { next, prev, heap, .. } = scratch;
+    next.clear();
+    prev.clear();
+    heap.clear();
+    next.extend((1..=n as u32).map(|i| if i as usize == n { NONE } else { i }));
+    prev.extend((0..n as u32).map(|i| if i == 0 { NONE } else { i - 1 }));
+
+    let push = |heap: &mut BinaryHeap<_>, symbols: &[Symbol], l: u32, r: u32| {
+        if l == NONE || r == NONE {
+            return;
+        }
+        let (a, b) = (&symbols[l as usize], &symbols[r as usize]);
+        if a.frozen || b.frozen {
+            return;
+        }
+        if let Some(id) = vocab.lookup(&text[a.start as usize..b.end as usize]) {
+            heap.push((key(vocab.score(id)), std::cmp::Reverse(l), b.end - a.start, id));
+        }
+    };
+    for i in 0..n as u32 - 1 {
+        push(heap, symbols, i, i + 1);
+    }
+    while let Some((_, std::cmp::Reverse(l), size, id)) = heap.pop() {
+        let r = next[l as usize];
+        let a = symbols[l as usize];
+        // Stale: the left symbol was absorbed (start == end marks it), or either side grew.
+        if a.start == a.end || r == NONE || symbols[r as usize].end - a.start != size {
+            continue;
+        }
+        let rr = next[r as usize];
+        symbols[l as usize].end = symbols[r as usize].end;
+        symbols[l as usize].id = id;
+        symbols[r as usize].end = symbols[r as usize].start; // absorbed
+        next[l as usize] = rr;
+        if rr != NONE {
+            prev[rr as usize] = l;
+        }
+        push(heap, symbols, prev[l as usize], l);
+        push(heap, symbols, l, rr);
+    }
+    let mut i = 0u32;
+    while i != NONE {
+        emit(&symbols[i as usize]);
+        i = next[i as usize];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chars(text: &[u8], v: &ScoreVocab) -> Vec<Symbol> {
+        (0..text.len() as u32)
+            .map(|i| Symbol { start: i, end: i + 1, id: v.lookup(&text[i as usize..i as usize + 1]).unwrap_or(NONE), frozen: false })
+            .collect()
+    }
+
+    fn run(v: &ScoreVocab, text: &[u8]) -> Vec<u32> {
+        let mut syms = chars(text, v);
+        let mut out = vec![];
+        merge(v, text, &mut syms, &mut Scratch::default(), |s| out.push(s.id));
+        out
+    }
+
+    #[test]
+    fn highest_score_then_leftmost() {
+        // ids: a b c ab bc abc
+        let pieces: Vec<(&[u8], f32, bool)> = vec![
+            (b"a", 0.0, true), (b"b", 0.0, true), (b"c", 0.0, true),
+            (b"ab", -2.0, true), (b"bc", -1.0, true), (b"abc", -3.0, true),
+        ];
+        let v = ScoreVocab::new(&pieces).unwrap();
+        // bc scores higher than ab; then a+bc = abc.
+        assert_eq!(run(&v, b"abc"), vec![5]);
+        assert_eq!(run(&v, b"ab"), vec![3]);
+        // Tie: "aa" pieces equal score, leftmost first.
+        let pieces: Vec<(&[u8], f32, bool)> = vec![(b"a", 0.0, true), (b"aa", -1.0, true)];
+        let v = ScoreVocab::new(&pieces).unwrap();
+        assert_eq!(run(&v, b"aaa"), vec![1, 0]);
+        assert_eq!(run(&v, b"aaaa"), vec![1, 1]);
+    }
+
+    #[test]
+    fn short_eq_every_length() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(short_eq(&a, &a.clone()));
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x55;
+                assert!(!short_eq(&a, &b), "length {n}, byte {i}");
+            }
+            assert!(!short_eq(&a, &[0u8; 41][..n + 1]));
+        }
+    }
+
+    #[test]
+    fn refuses_nan_and_duplicates() {
+        let p: Vec<(&[u8], f32, bool)> = vec![(b"a", f32::NAN, true)];
+        assert!(ScoreVocab::new(&p).is_err());
+        let p: Vec<(&[u8], f32, bool)> = vec![(b"a", 0.0, true), (b"a", 0.0, true)];
+        assert!(ScoreVocab::new(&p).unwrap_err().to_string().contains("twice"));
+    }
+}

@@ -1,0 +1,225 @@
+//! [`MergeTokenizer`]: the encode/decode path of merge-list models (QTKR files, HF
+//! `tokenizer.json` BPE models).
+//!
+//! text -> added/special tokens split out (leftmost-longest) -> optional pre-tokenizer (split
+//! pattern; with `emit_gaps` the text between matches is a piece too, as HF's `Split` with
+//! `Isolated` does) -> per piece: optional whole-piece lookup (HF's `ignore_merges`) -> initial
+//! symbols (bytes, or characters with byte fallback) -> merge-list BPE -> ids.
+
+use hashbrown::HashMap;
+
+use crate::encode::merges::{merge, Merges, Scratch};
+use crate::error::{Error, Result};
+use crate::pretokenize::Pretokenizer;
+use crate::special::SpecialTokens;
+
+const NONE: u32 = u32::MAX;
+
+/// How a piece is cut into initial symbols.
+#[derive(Debug, Clone)]
+pub enum Initial {
+    /// One symbol per byte (byte-level vocabularies): every byte must have a token.
+    Bytes(Box<[u32; 256]>),
+    /// One symbol per character; a character with no token becomes its `<0xHH>` byte tokens
+    /// (`byte_fallback`) or the unknown id (consecutive unknowns fused when `fuse_unk`).
+    Chars { byte_fallback: Option<Box<[u32; 256]>>, unk: Option<u32>, fuse_unk: bool },
+}
+
+#[derive(Debug, Clone)]
+pub struct MergeTokenizer {
+    spans: Vec<(u32, u32)>,
+    blob: Vec<u8>,
+    /// bytes -> id for every token (whole-piece lookups and character symbols).
+    index: HashMap<Vec<u8>, u32, foldhash::fast::FixedState>,
+    merges: Merges,
+    initial: Initial,
+    ignore_merges: bool,
+    pretokenizer: Option<Pretokenizer>,
+    emit_gaps: bool,
+    specials: SpecialTokens,
+}
+
+impl MergeTokenizer {
+    /// `tokens[id]` (empty = hole), `merges[k] = (left, right, merged)` in priority order.
+    /// `Initial::Bytes` is built here from the single-byte tokens when `char_level` is false.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        tokens: &[Vec<u8>],
+        merges: &[(u32, u32, u32)],
+        char_level: Option<(bool, Option<u32>, bool)>,
+        ignore_merges: bool,
+        pattern: Option<&str>,
+        emit_gaps: bool,
+        specials: Vec<(String, u32)>,
+    ) -> Result<Self> {
+        let mut index = HashMap::with_capacity_and_hasher(tokens.len(), Default::default());
+        let mut spans = Vec::with_capacity(tokens.len());
+        let mut blob = Vec::new();
+        let special_ids: std::collections::HashSet<u32> = specials.iter().map(|s| s.1).collect();
+        for (id, t) in tokens.iter().enumerate() {
+            spans.push((blob.len() as u32, t.len() as u32));
+            blob.extend_from_slice(t);
+            if t.is_empty() || special_ids.contains(&(id as u32)) {
+                continue;
+            }
+            if let Some(prev) = index.insert(t.clone(), id as u32) {
+                return Err(Error::Vocab(format!("token {:?} appears at ids {prev} and {id}", String::from_utf8_lossy(t))));
+            }
+        }
+        for &(a, b, m) in merges {
+            for v in [a, b, m] {
+                if tokens.get(v as usize).filter(|t| !t.is_empty()).is_none() {
+                    return Err(Error::Vocab(format!("merge ({a}, {b}) -> {m} names id {v}, which has no token")));
+                }
+            }
+        }
+        for (s, id) in &specials {
+            if tokens.get(*id as usize).map(|t| t.as_slice()) != Some(s.as_bytes()) {
+                return Err(Error::Vocab(format!("special token {s:?} is not the token at id {id}")));
+            }
+        }
+        // <0xHH> tokens may be added (special) tokens, so they are looked for in the whole table.
+        let mut hex = [NONE; 256];
+        for (id, t) in tokens.iter().enumerate() {
+            if let Some(b) = crate::scored::byte_piece(t) {
+                hex[b as usize] = id as u32;
+            }
+        }
+        let byte_ids = |what: &str| -> Result<Box<[u32; 256]>> {
+            let mut ids = [NONE; 256];
+            for b in 0..=255u8 {
+                ids[b as usize] = match what {
+                    "raw" => index.get(&[b][..]).copied(),
+                    _ => Some(hex[b as usize]).filter(|&i| i != NONE),
+                }
+                .ok_or_else(|| Error::Vocab(format!(
+                    "byte {b:#04x} has no {} token; a {} vocabulary needs all 256",
+                    if what == "raw" { "single-byte" } else { "<0xHH>" },
+                    if what == "raw" { "byte-level" } else { "byte-fallback" })))?;
+            }
+            Ok(Box::new(ids))
+        };
+        let initial = match char_level {
+            None => Initial::Bytes(byte_ids("raw")?),
+            Some((fallback, unk, fuse_unk)) => Initial::Chars {
+                byte_fallback: if fallback { Some(byte_ids("hex")?) } else { None },
+                unk,
+                fuse_unk,
+            },
+        };
+        Ok(MergeTokenizer {
+            spans,
+            blob,
+            index,
+            merges: Merges::new(merges)?,
+            initial,
+            ignore_merges,
+            pretokenizer: pattern.map(Pretokenizer::new).transpose()?,
+            emit_gaps,
+            specials: SpecialTokens::new(specials)?,
+        })
+    }
+
+    fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>, scratch: &mut Scratch, out: &mut Vec<u32>) {
+        if self.ignore_merges {
+            if let Some(&id) = self.index.get(piece) {
+                out.push(id);
+                return;
+            }
+        }
+        ids.clear();
+        match &self.initial {
+            Initial::Bytes(bytes) => ids.extend(piece.iter().map(|&b| bytes[b as usize])),
+            Initial::Chars { byte_fallback, unk, fuse_unk } => {
+                let text = std::str::from_utf8(piece).unwrap_or("");
+                for (i, c) in text.char_indices() {
+                    let ch = &piece[i..i + c.len_utf8()];
+                    if let Some(&id) = self.index.get(ch) {
+                        ids.push(id);
+                    } else if let Some(bytes) = byte_fallback {
+                        ids.extend(ch.iter().map(|&b| bytes[b as usize]));
+                    } else if let Some(u) = unk {
+                        if !(*fuse_unk && ids.last() == Some(u)) {
+                            ids.push(*u);
+                        }
+                    }
+                }
+            }
+        }
+        merge(&self.merges, ids, scratch, out);
+    }
+
+    fn encode_ordinary_into(&self, text: &str, ids: &mut Vec<u32>, scratch: &mut Scratch, out: &mut Vec<u32>) -> Result<()> {
+        match &self.pretokenizer {
+            None => {
+                if !text.is_empty() {
+                    self.encode_piece(text.as_bytes(), ids, scratch, out);
+                }
+                Ok(())
+            }
+            Some(p) => {
+                let base = text.as_ptr() as usize;
+                let mut last = 0;
+                p.for_each_piece(text, |piece| {
+                    let start = piece.as_ptr() as usize - base;
+                    if self.emit_gaps && start > last {
+                        self.encode_piece(&text.as_bytes()[last..start], ids, scratch, out);
+                    }
+                    last = start + piece.len();
+                    self.encode_piece(piece.as_bytes(), ids, scratch, out);
+                })?;
+                if self.emit_gaps && last < text.len() {
+                    self.encode_piece(&text.as_bytes()[last..], ids, scratch, out);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Encodes text; with `split_specials`, special/added token spellings become their ids.
+    pub fn encode(&self, text: &str, split_specials: bool) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        let (mut ids, mut scratch) = (Vec::new(), Scratch::default());
+        if !split_specials || self.specials.is_empty() {
+            self.encode_ordinary_into(text, &mut ids, &mut scratch, &mut out)?;
+            return Ok(out);
+        }
+        let mut start = 0;
+        while let Some(m) = self.specials.find_from(text, start) {
+            self.encode_ordinary_into(&text[start..m.start], &mut ids, &mut scratch, &mut out)?;
+            out.push(m.id);
+            start = m.end;
+        }
+        self.encode_ordinary_into(&text[start..], &mut ids, &mut scratch, &mut out)?;
+        Ok(out)
+    }
+
+    pub fn token(&self, id: u32) -> Option<&[u8]> {
+        match self.spans.get(id as usize) {
+            Some(&(o, l)) if l > 0 => Some(&self.blob[o as usize..(o + l) as usize]),
+            _ => None,
+        }
+    }
+
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            let t = self.token(id).ok_or(Error::UnknownToken(id))?;
+            match (&self.initial, crate::scored::byte_piece(t)) {
+                (Initial::Chars { byte_fallback: Some(_), .. }, Some(b)) => out.push(b),
+                _ => out.extend_from_slice(t),
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+    pub fn id(&self, bytes: &[u8]) -> Option<u32> {
+        self.index.get(bytes).copied()
+    }
+}

@@ -1,0 +1,748 @@
+//! [`ScoreTokenizer`]: the whole encode/decode path of score-BPE models, in two flavours:
+//!
+//! - **SentencePiece** (`.model`, BPE type): normalise (identity rules only), replace spaces with
+//!   U+2581 and add the dummy prefix; cut into initial symbols (user-defined pieces matched
+//!   longest-first, else one character); score BPE; pieces not in the vocabulary become
+//!   `<0xHH>` byte pieces (byte fallback) or the unknown id (runs of them merged into one, as
+//!   SentencePiece does); optional BOS/EOS.
+//! - **LEAP** (llama2.c `tokenizer.bin`): prepend one space to non-empty text (llama2.c's dummy
+//!   prefix; off for tables exported from rank vocabularies); initial symbols are characters,
+//!   and for a character not in the vocabulary its `<0xHH>` byte pieces; any token may be merged
+//!   into, as in llama2.c. A byte-level table (no `<0xHH>` pieces, all 256 single bytes: a rank
+//!   vocabulary exported with score = -rank) starts from bytes instead, which makes score BPE
+//!   exactly rank BPE.
+//!
+//! **Segments.** SentencePiece runs BPE over the whole text. A merged symbol holds every
+//! character it spans, so between two adjacent characters that no mergeable (or user-defined)
+//! piece holds side by side, no merge can ever join: the text is cut at every such point (in
+//! practice before most spaces and punctuation) and each segment is encoded alone with the
+//! same result. A segment that is one whole piece whose own BPE keeps it whole costs one hash
+//! lookup; other segments are merged once and cached (most text is a few thousand distinct
+//! words). Exactness does not depend on the model: the pairs are computed from its pieces.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
+
+use crate::encode::score::{merge, ScoreVocab, Scratch, Symbol, NONE};
+use crate::error::{Error, Result};
+use crate::formats::sentencepiece::{ModelProto, PieceType};
+
+pub const SPACE_SYMBOL: &str = "\u{2581}";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    SentencePiece,
+    Leap,
+}
+
+/// Results of merged segments, keyed by the segment's bytes. Text is Zipfian: a few
+/// thousand distinct words account for most segments that are not one whole piece, so most
+/// merges are done once. Sharded mutexes, taken with `try_lock` (a busy shard is skipped, never
+/// waited for), keep batch encoding on many threads from contending. Entries are found by the
+/// vocabulary's own hash of the segment, computed once per segment.
+type Shard = Mutex<hashbrown::HashTable<(u64, Box<[u8]>, Box<[u32]>)>>;
+
+struct SegmentCache {
+    shards: Box<[Shard]>,
+}
+
+const CACHE_SHARDS: usize = 16;
+const CACHE_PER_SHARD: usize = 4096;
+const CACHE_MAX_KEY: usize = 64;
+
+impl SegmentCache {
+    fn new() -> Self {
+        SegmentCache { shards: (0..CACHE_SHARDS).map(|_| Mutex::new(hashbrown::HashTable::new())).collect() }
+    }
+    fn shard(&self, hash: u64) -> &Shard {
+        // Bits 20-23: hashbrown uses the low bits (bucket) and the top 7 (tag) inside a shard.
+        &self.shards[(hash >> 20) as usize % CACHE_SHARDS]
+    }
+    /// Appends the cached ids of `key` to `out`; false when absent (or the shard is busy).
+    fn get(&self, key: &[u8], hash: u64, out: &mut Vec<u32>) -> bool {
+        let Ok(map) = self.shard(hash).try_lock() else { return false };
+        match map.find(hash, |e| e.0 == hash && crate::encode::score::short_eq(&e.1, key)) {
+            Some(e) => {
+                out.extend_from_slice(&e.2);
+                true
+            }
+            None => false,
+        }
+    }
+    fn put(&self, key: &[u8], hash: u64, ids: &[u32]) {
+        if let Ok(mut map) = self.shard(hash).try_lock() {
+            if map.len() >= CACHE_PER_SHARD {
+                map.clear(); // crude, bounded, and rare: a shard refills with what is frequent
+            }
+            map.insert_unique(hash, (hash, key.into(), ids.into()), |e| e.0);
+        }
+    }
+}
+
+impl Clone for SegmentCache {
+    fn clone(&self) -> Self {
+        SegmentCache::new()
+    }
+}
+
+impl std::fmt::Debug for SegmentCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SegmentCache")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ScoreTokenizer {
+    flavor: Flavor,
+    vocab: ScoreVocab,
+    kinds: Vec<PieceType>,
+    /// Control, unknown and byte pieces (SentencePiece's reserved map): found by exact lookup
+    /// only, never merged into.
+    reserved: HashMap<Vec<u8>, u32>,
+    user_defined: Option<AhoCorasick>,
+    /// The id for each byte under byte fallback.
+    byte_ids: Option<Box<[u32; 256]>>,
+    /// LEAP: whether the fallback byte ids are raw bytes (mergeable) or `<0xHH>` (frozen).
+    raw_byte_fallback: bool,
+    unk_id: Option<u32>,
+    bos_id: Option<u32>,
+    eos_id: Option<u32>,
+    add_dummy_prefix: bool,
+    remove_extra_whitespaces: bool,
+    /// The space symbol: U+2581 when SentencePiece escapes whitespace, else " ".
+    space: &'static str,
+    whitespace_suffix: bool,
+    /// Adjacent character pairs that occur inside some mergeable or user-defined piece; `None`
+    /// disables segmenting (a byte-level table, or pieces that are not UTF-8).
+    joins: Option<Joins>,
+    /// First bytes of the user-defined pieces (the matcher runs only where one starts).
+    user_first: [bool; 256],
+    /// The id of each single-byte segment that is a whole piece (punctuation, digits), so the
+    /// commonest short segments skip hashing.
+    byte_whole: [u32; 256],
+    unk_surface: String,
+    cache: SegmentCache,
+}
+
+/// Which adjacent character pairs may be joined by a merge: ASCII pairs in a bit table, the rest
+/// in a hash set.
+/// The pairs with the space symbol on one side and ASCII (or the space symbol) on the other,
+/// the commonest non-ASCII pairs in SentencePiece text, have their own bit rows.
+#[derive(Debug, Clone)]
+struct Joins {
+    ascii: Box<[u128; 128]>,
+    space: char,
+    space_then: u128,
+    then_space: u128,
+    space_space: bool,
+    other: hashbrown::HashSet<(char, char), foldhash::fast::FixedState>,
+}
+
+impl Joins {
+    fn new(space: char) -> Self {
+        Joins { ascii: Box::new([0; 128]), space, space_then: 0, then_space: 0, space_space: false, other: Default::default() }
+    }
+
+    fn insert(&mut self, a: char, b: char) {
+        match (a.is_ascii(), b.is_ascii()) {
+            (true, true) => self.ascii[a as usize] |= 1u128 << (b as u32),
+            (false, true) if a == self.space => self.space_then |= 1u128 << (b as u32),
+            (true, false) if b == self.space => self.then_space |= 1u128 << (a as u32),
+            _ if a == self.space && b == self.space => self.space_space = true,
+            _ => {
+                self.other.insert((a, b));
+            }
+        }
+    }
+
+    #[inline]
+    fn contains(&self, a: char, b: char) -> bool {
+        match (a.is_ascii(), b.is_ascii()) {
+            (true, true) => self.ascii[a as usize] >> (b as u32) & 1 == 1,
+            (false, true) if a == self.space => self.space_then >> (b as u32) & 1 == 1,
+            (true, false) if b == self.space => self.then_space >> (a as u32) & 1 == 1,
+            _ if a == self.space && b == self.space => self.space_space,
+            _ => self.other.contains(&(a, b)),
+        }
+    }
+}
+
+/// The byte of a `<0xHH>` piece.
+pub fn byte_piece(p: &[u8]) -> Option<u8> {
+    if p.len() == 6 && p.starts_with(b"<0x") && p[5] == b'>' {
+        let hex = std::str::from_utf8(&p[3..5]).ok()?;
+        if hex.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase()) {
+            return u8::from_str_radix(hex, 16).ok();
+        }
+    }
+    None
+}
+
+fn char_len(first: u8) -> usize {
+    match first {
+        0..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
+impl ScoreTokenizer {
+    /// From a SentencePiece ModelProto of BPE type.
+    pub fn from_sentencepiece(m: &ModelProto) -> Result<Self> {
+        if m.model_type != 2 {
+            let name = match m.model_type { 1 => "Unigram", 3 => "word", 4 => "char", _ => "unknown" };
+            return Err(Error::format("trainer_spec.model_type", format!(
+                "this is a {name} model (type {}); only BPE models (type 2) are supported", m.model_type)));
+        }
+        if m.precompiled_charsmap_len > 0 && m.normalizer_name != "identity" {
+            return Err(Error::format("normalizer_spec", format!(
+                "normalization rules {:?} are not supported (only the identity normalizer)", m.normalizer_name)));
+        }
+        let mut reserved = HashMap::new();
+        let mut user = Vec::new();
+        let mut unk_id = None;
+        let mut bytes = [NONE; 256];
+        let mut entries: Vec<(&[u8], f32, bool)> = Vec::with_capacity(m.pieces.len());
+        let mut kinds = Vec::with_capacity(m.pieces.len());
+        for (id, p) in m.pieces.iter().enumerate() {
+            let b = p.piece.as_bytes();
+            let mergeable = matches!(p.kind, PieceType::Normal | PieceType::UserDefined | PieceType::Unused);
+            if !mergeable && reserved.insert(b.to_vec(), id as u32).is_some() {
+                return Err(Error::format(format!("pieces[{id}]"), format!("piece {:?} is already defined", p.piece)));
+            }
+            match p.kind {
+                PieceType::UserDefined => user.push(p.piece.clone()),
+                PieceType::Unknown if unk_id.replace(id as u32).is_some() => {
+                    return Err(Error::format(format!("pieces[{id}]"), "a second unknown piece"));
+                }
+                PieceType::Byte => {
+                    let byte = byte_piece(b).ok_or_else(|| Error::format(format!("pieces[{id}]"),
+                        format!("byte piece {:?} is not of the form <0xHH>", p.piece)))?;
+                    bytes[byte as usize] = id as u32;
+                }
+                _ => {}
+            }
+            entries.push((b, p.score, mergeable));
+            kinds.push(p.kind);
+        }
+        let Some(unk) = unk_id else {
+            return Err(Error::format("pieces", "the model has no unknown piece (type UNKNOWN)"));
+        };
+        let byte_ids = if m.byte_fallback {
+            if let Some(b) = bytes.iter().position(|&i| i == NONE) {
+                return Err(Error::format("pieces", format!(
+                    "byte_fallback is on but there is no byte piece <0x{b:02X}>: all 256 are needed")));
+            }
+            Some(Box::new(bytes))
+        } else {
+            None
+        };
+        let vocab = ScoreVocab::new(&entries).map_err(|e| Error::format("pieces", e.to_string()))?;
+        let control = |name: &str| {
+            reserved.get(name.as_bytes()).copied().filter(|&i| kinds[i as usize] == PieceType::Control)
+        };
+        let space = if m.escape_whitespaces { SPACE_SYMBOL } else { " " };
+        let mut t = ScoreTokenizer {
+            flavor: Flavor::SentencePiece,
+            bos_id: control(&m.bos_piece),
+            eos_id: control(&m.eos_piece),
+            vocab,
+            kinds,
+            reserved,
+            user_defined: build_matcher(&user)?,
+            byte_ids,
+            raw_byte_fallback: false,
+            unk_id: Some(unk),
+            add_dummy_prefix: m.add_dummy_prefix,
+            remove_extra_whitespaces: m.remove_extra_whitespaces,
+            space,
+            whitespace_suffix: m.treat_whitespace_as_suffix,
+            joins: None,
+            user_first: [false; 256],
+            byte_whole: [NONE; 256],
+            unk_surface: m.unk_surface.clone(),
+            cache: SegmentCache::new(),
+        };
+        t.finish(user.iter().map(|u| u.as_bytes()));
+        Ok(t)
+    }
+
+    /// From a LEAP table (`(bytes, score)` by id). `bos_id`/`eos_id` as llama2.c uses them.
+    /// `dummy_prefix`: prepend a space to non-empty text, as llama2.c does for its
+    /// SentencePiece-derived tables (not wanted for a table exported from a rank vocabulary).
+    pub fn from_leap(tokens: &[(Vec<u8>, f32)], bos_id: Option<u32>, eos_id: Option<u32>, dummy_prefix: bool) -> Result<Self> {
+        let entries: Vec<(&[u8], f32, bool)> = tokens.iter().map(|(b, s)| (b.as_slice(), *s, true)).collect();
+        let vocab = ScoreVocab::new(&entries)?;
+        // Byte fallback: <0xHH> pieces if the table has them all, else raw single bytes.
+        let mut hex = [NONE; 256];
+        let mut raw = [NONE; 256];
+        for (id, (b, _)) in tokens.iter().enumerate() {
+            if let Some(byte) = byte_piece(b) {
+                hex[byte as usize] = id as u32;
+            }
+            if b.len() == 1 && vocab.lookup(b) == Some(id as u32) {
+                raw[b[0] as usize] = id as u32;
+            }
+        }
+        let (bytes, raw_fallback) = if !hex.contains(&NONE) {
+            (hex, false)
+        } else if !raw.contains(&NONE) {
+            (raw, true)
+        } else {
+            let b = raw.iter().position(|&i| i == NONE).unwrap_or(0);
+            return Err(Error::Vocab(format!(
+                "byte {b:#04x} has neither a <0x{b:02X}> token nor a single-byte token: every byte needs one")));
+        };
+        let mut t = ScoreTokenizer {
+            flavor: Flavor::Leap,
+            vocab,
+            kinds: vec![PieceType::Normal; tokens.len()],
+            reserved: HashMap::new(),
+            user_defined: None,
+            byte_ids: Some(Box::new(bytes)),
+            raw_byte_fallback: raw_fallback,
+            unk_id: None,
+            bos_id: bos_id.filter(|&i| (i as usize) < tokens.len()),
+            eos_id: eos_id.filter(|&i| (i as usize) < tokens.len()),
+            add_dummy_prefix: dummy_prefix,
+            remove_extra_whitespaces: false,
+            space: " ",
+            whitespace_suffix: false,
+            joins: None,
+            user_first: [false; 256],
+            byte_whole: [NONE; 256],
+            unk_surface: String::new(),
+            cache: SegmentCache::new(),
+        };
+        t.finish(std::iter::empty());
+        Ok(t)
+    }
+
+    fn finish<'a>(&mut self, extra: impl Iterator<Item = &'a [u8]>) {
+        let extra: Vec<&[u8]> = extra.collect();
+        for p in &extra {
+            self.user_first[p[0] as usize] = true;
+        }
+        self.joins = if self.raw_byte_fallback { None } else { self.compute_joins(&extra) };
+        let whole = self.vocab.whole_flags(|bytes, syms| {
+            // Segments are UTF-8, so a piece that is not can never be one.
+            std::str::from_utf8(bytes).is_ok() && {
+                self.initial_symbols(bytes, syms);
+                true
+            }
+        });
+        self.vocab.set_whole(whole);
+        for b in 0..128u8 {
+            if let Some(id) = self.vocab.lookup(&[b]).filter(|&id| self.vocab.whole(id)) {
+                self.byte_whole[b as usize] = id;
+            }
+        }
+    }
+
+    /// Every adjacent character pair inside a mergeable or user-defined piece. A merged symbol
+    /// holds all the characters it spans, so no symbol can ever span a boundary between two
+    /// characters that no piece holds side by side: the text can be cut there and each part
+    /// encoded alone, with the same result.
+    fn compute_joins(&self, extra: &[&[u8]]) -> Option<Joins> {
+        let mut joins = Joins::new(self.space.chars().next().unwrap_or(' '));
+        let mut add = |p: &[u8]| -> bool {
+            let Ok(s) = std::str::from_utf8(p) else { return false };
+            let mut chars = s.chars();
+            let Some(mut prev) = chars.next() else { return true };
+            for c in chars {
+                joins.insert(prev, c);
+                prev = c;
+            }
+            true
+        };
+        for id in 0..self.vocab.len() as u32 {
+            if let Some(p) = self.vocab.token(id) {
+                if self.vocab.lookup(p) == Some(id) && !add(p) {
+                    return None;
+                }
+            }
+        }
+        for p in extra {
+            if !add(p) {
+                return None;
+            }
+        }
+        Some(joins)
+    }
+
+    /// Cuts a segment into initial symbols.
+    fn initial_symbols(&self, text: &[u8], out: &mut Vec<Symbol>) {
+        let mut i = 0;
+        while i < text.len() {
+            if let Some(ac) = self.user_defined.as_ref().filter(|_| self.user_first[text[i] as usize]) {
+                if let Some(m) = ac.find(Input::new(&text[i..]).anchored(Anchored::Yes)) {
+                    let end = i + m.end();
+                    let id = self.vocab.lookup(&text[i..end]).unwrap_or(NONE);
+                    out.push(Symbol { start: i as u32, end: end as u32, id, frozen: true });
+                    i = end;
+                    continue;
+                }
+            }
+            if self.raw_byte_fallback {
+                // A byte-level table (a rank vocabulary's export) starts from bytes, as rank BPE
+                // does: starting from characters would differ where a character is a token
+                // that rank BPE would not form (b"\xc2\x80" + b"\xc2\xb5" vs b"\x80\xc2" first).
+                let bytes = self.byte_ids.as_ref().expect("LEAP always has byte ids");
+                out.push(Symbol { start: i as u32, end: i as u32 + 1, id: bytes[text[i] as usize], frozen: false });
+                i += 1;
+                continue;
+            }
+            let end = (i + char_len(text[i])).min(text.len());
+            let id = self.vocab.lookup(&text[i..end]).unwrap_or(NONE);
+            if id == NONE && self.flavor == Flavor::Leap {
+                // llama2.c: a character not in the vocabulary becomes its bytes.
+                let bytes = self.byte_ids.as_ref().expect("LEAP always has byte ids");
+                for b in i..end {
+                    out.push(Symbol { start: b as u32, end: b as u32 + 1, id: bytes[text[b] as usize], frozen: !self.raw_byte_fallback });
+                }
+            } else {
+                out.push(Symbol { start: i as u32, end: end as u32, id, frozen: false });
+            }
+            i = end;
+        }
+    }
+
+    /// SentencePiece's normalisation with the identity rule set.
+    fn normalize(&self, text: &str, out: &mut String) {
+        out.clear();
+        if self.flavor == Flavor::Leap {
+            if !text.is_empty() && self.add_dummy_prefix {
+                out.push(' ');
+            }
+            out.push_str(text);
+            return;
+        }
+        let mut text = text;
+        if self.remove_extra_whitespaces {
+            text = text.trim_start_matches(' ');
+        }
+        if text.is_empty() {
+            return;
+        }
+        let space = self.space;
+        if self.add_dummy_prefix && !self.whitespace_suffix {
+            out.push_str(space);
+        }
+        let mut prev_space = false;
+        for (i, piece) in text.split(' ').enumerate() {
+            if i > 0 {
+                if !(self.remove_extra_whitespaces && prev_space) {
+                    out.push_str(space);
+                }
+                prev_space = true;
+            }
+            if !piece.is_empty() {
+                out.push_str(piece);
+                prev_space = false;
+            }
+        }
+        if self.remove_extra_whitespaces {
+            while out.ends_with(space) {
+                out.truncate(out.len() - space.len());
+            }
+        }
+        if self.add_dummy_prefix && self.whitespace_suffix {
+            out.push_str(space);
+        }
+    }
+
+    /// Encodes `text` into `out`, with BOS/EOS when asked and the model has them.
+    pub fn encode_into(&self, text: &str, add_bos: bool, add_eos: bool, out: &mut Vec<u32>) {
+        if add_bos {
+            if let Some(b) = self.bos_id {
+                out.push(b);
+            }
+        }
+        let mut norm = String::with_capacity(text.len() + text.len() / 2 + 3);
+        self.normalize(text, &mut norm);
+        let (text, norm) = (norm.as_str(), norm.as_bytes());
+        let mut scratch = Scratch::default();
+        let mut prev_unk = false;
+        let mut start = 0;
+        match &self.joins {
+            None => {
+                if !text.is_empty() {
+                    self.encode_segment(text.as_bytes(), &mut scratch, &mut prev_unk, false, out);
+                }
+            }
+            Some(joins) => {
+                // Bytes, with characters decoded only where a byte is not ASCII: a run of ASCII
+                // costs one bit test per byte.
+                let mut i = 0;
+                let mut prev = match text.chars().next() {
+                    Some(c) => {
+                        i = c.len_utf8();
+                        c
+                    }
+                    None => '\0',
+                };
+                while i < norm.len() {
+                    let b = norm[i];
+                    let c = if b < 0x80 {
+                        if prev.is_ascii() {
+                            if joins.ascii[prev as usize] >> b & 1 == 0 {
+                                self.encode_segment(&norm[start..i], &mut scratch, &mut prev_unk, true, out);
+                                start = i;
+                            }
+                            prev = b as char;
+                            i += 1;
+                            continue;
+                        }
+                        b as char
+                    } else {
+                        // `i` is on a character boundary: every step advances by whole characters.
+                        match text.get(i..).and_then(|t| t.chars().next()) {
+                            Some(c) => c,
+                            None => break,
+                        }
+                    };
+                    if !joins.contains(prev, c) {
+                        self.encode_segment(&norm[start..i], &mut scratch, &mut prev_unk, true, out);
+                        start = i;
+                    }
+                    prev = c;
+                    i += c.len_utf8();
+                }
+                if start < norm.len() {
+                    self.encode_segment(&norm[start..], &mut scratch, &mut prev_unk, true, out);
+                }
+            }
+        }
+        if add_eos {
+            if let Some(e) = self.eos_id {
+                out.push(e);
+            }
+        }
+    }
+
+    /// Encodes one segment: a whole piece that its own BPE keeps whole, a cached result, or
+    /// score BPE (whose result is then cached).
+    #[inline]
+    fn encode_segment(&self, seg: &[u8], scratch: &mut Scratch, prev_unk: &mut bool, cache: bool, out: &mut Vec<u32>) {
+        if seg.len() == 1 && self.byte_whole[seg[0] as usize] != NONE {
+            out.push(self.byte_whole[seg[0] as usize]);
+            *prev_unk = false;
+            return;
+        }
+        let hash = self.vocab.hash(seg);
+        if let Some(id) = self.vocab.lookup_hashed(seg, hash) {
+            if self.vocab.whole(id) {
+                out.push(id);
+                *prev_unk = false;
+                return;
+            }
+        }
+        let cacheable = cache && seg.len() <= CACHE_MAX_KEY;
+        if cacheable && self.cache.get(seg, hash, out) {
+            *prev_unk = false;
+            return;
+        }
+        let before = out.len();
+        let mut syms = std::mem::take(&mut scratch.symbols);
+        syms.clear();
+        self.initial_symbols(seg, &mut syms);
+        merge(&self.vocab, seg, &mut syms, scratch, |s| self.emit(seg, s, prev_unk, out));
+        scratch.symbols = syms;
+        // A segment with the unknown id is left out: runs of unknowns fuse across segments, so
+        // its ids depend on what came before.
+        if cacheable && !self.unk_id.is_some_and(|u| out[before..].contains(&u)) {
+            self.cache.put(seg, hash, &out[before..]);
+        }
+    }
+
+    #[inline]
+    fn emit(&self, seg: &[u8], s: &Symbol, prev_unk: &mut bool, out: &mut Vec<u32>) {
+        let mut id = s.id;
+        if id == NONE {
+            id = self.reserved.get(&seg[s.start as usize..s.end as usize]).copied().unwrap_or(NONE);
+        }
+        if id != NONE {
+            out.push(id);
+            *prev_unk = false;
+            return;
+        }
+        // Not in the vocabulary.
+        if let Some(bytes) = &self.byte_ids {
+            out.extend(seg[s.start as usize..s.end as usize].iter().map(|&b| bytes[b as usize]));
+            *prev_unk = false;
+        } else if let Some(unk) = self.unk_id {
+            if !*prev_unk {
+                out.push(unk);
+            }
+            *prev_unk = true;
+        }
+    }
+
+    pub fn encode(&self, text: &str, add_bos: bool, add_eos: bool) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 3 + 2);
+        self.encode_into(text, add_bos, add_eos, &mut out);
+        out
+    }
+
+    fn piece(&self, id: u32) -> Result<&[u8]> {
+        self.vocab.token(id).ok_or(Error::UnknownToken(id))
+    }
+
+    /// Decodes as the home system does: SentencePiece's `DecodeIds` (byte pieces joined and read
+    /// as UTF-8 with U+FFFD per bad byte, control pieces dropped, the unknown piece shown as
+    /// " ⁇ ", U+2581 as space, the first piece's leading space dropped) or llama2.c's decode
+    /// (the leading space of the piece after BOS dropped). Bytes that are not UTF-8 are kept
+    /// raw (`lossy = false`) or replaced (`lossy = true`, SentencePiece's rule).
+    pub fn decode(&self, ids: &[u32], lossy: bool) -> Result<Vec<u8>> {
+        let mut text = Vec::with_capacity(ids.len() * 4);
+        if self.flavor == Flavor::Leap {
+            let mut prev = NONE;
+            for &id in ids {
+                let mut p = self.piece(id)?;
+                // BOS and EOS are markers, not text (llama2.c never prints them).
+                if Some(id) == self.bos_id || Some(id) == self.eos_id {
+                    prev = id;
+                    continue;
+                }
+                if prev != NONE && Some(prev) == self.bos_id && p.first() == Some(&b' ') {
+                    p = &p[1..];
+                }
+                match byte_piece(p) {
+                    Some(b) => text.push(b),
+                    None => text.extend_from_slice(p),
+                }
+                prev = id;
+            }
+            return Ok(text);
+        }
+        let mut bytes: Vec<u8> = Vec::new();
+        let flush = |bytes: &mut Vec<u8>, text: &mut Vec<u8>| {
+            if lossy {
+                push_lossy(bytes, text);
+            } else {
+                text.extend_from_slice(bytes);
+            }
+            bytes.clear();
+        };
+        let (mut is_bos_ws, mut bos_ws_seen) = (true, false);
+        let space = self.space.as_bytes();
+        for &id in ids {
+            let p = self.piece(id)?;
+            let kind = self.kinds[id as usize];
+            if kind == PieceType::Byte {
+                bytes.push(byte_piece(p).unwrap_or(0));
+                continue;
+            }
+            flush(&mut bytes, &mut text);
+            if bos_ws_seen || !text.is_empty() {
+                is_bos_ws = false;
+            }
+            bos_ws_seen = false;
+            match kind {
+                PieceType::Control => {}
+                PieceType::Unknown => text.extend_from_slice(self.unk_surface.as_bytes()),
+                _ => {
+                    let mut p = p;
+                    if is_bos_ws && (self.add_dummy_prefix || self.remove_extra_whitespaces) && p.starts_with(space) {
+                        p = &p[space.len()..];
+                        bos_ws_seen = true;
+                    }
+                    replace_space(p, space, &mut text);
+                }
+            }
+        }
+        flush(&mut bytes, &mut text);
+        Ok(text)
+    }
+
+    pub fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        self.piece(id)
+    }
+    pub fn piece_id(&self, piece: &[u8]) -> Option<u32> {
+        self.reserved.get(piece).copied().or_else(|| self.vocab.lookup(piece))
+    }
+    pub fn score(&self, id: u32) -> Result<f32> {
+        self.piece(id)?;
+        Ok(self.vocab.score(id))
+    }
+    pub fn kind(&self, id: u32) -> Result<PieceType> {
+        self.piece(id)?;
+        Ok(self.kinds[id as usize])
+    }
+    pub fn len(&self) -> usize {
+        self.vocab.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.vocab.is_empty()
+    }
+    pub fn bos_id(&self) -> Option<u32> {
+        self.bos_id
+    }
+    pub fn eos_id(&self) -> Option<u32> {
+        self.eos_id
+    }
+    pub fn unk_id(&self) -> Option<u32> {
+        self.unk_id
+    }
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
+    }
+    /// Whether the text is cut into independent segments before BPE (see the module docs).
+    pub fn segmented(&self) -> bool {
+        self.joins.is_some()
+    }
+}
+
+fn build_matcher(user: &[String]) -> Result<Option<AhoCorasick>> {
+    if user.is_empty() {
+        return Ok(None);
+    }
+    AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostLongest)
+        .start_kind(StartKind::Anchored)
+        .build(user)
+        .map(Some)
+        .map_err(|e| Error::Vocab(format!("user-defined pieces: {e}")))
+}
+
+fn replace_space(p: &[u8], space: &[u8], out: &mut Vec<u8>) {
+    if space == b" " {
+        out.extend_from_slice(p);
+        return;
+    }
+    let mut i = 0;
+    while i < p.len() {
+        if p[i..].starts_with(space) {
+            out.push(b' ');
+            i += space.len();
+        } else {
+            out.push(p[i]);
+            i += 1;
+        }
+    }
+}
+
+/// Appends bytes as UTF-8, each byte of an invalid sequence becoming U+FFFD (SentencePiece's
+/// rule: one replacement per bad byte, not per maximal bad subsequence).
+fn push_lossy(mut bytes: &[u8], out: &mut Vec<u8>) {
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.extend_from_slice(s.as_bytes());
+                return;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                out.extend_from_slice(&bytes[..good]);
+                let bad = e.error_len().unwrap_or(bytes.len() - good);
+                for _ in 0..bad {
+                    out.extend_from_slice("\u{FFFD}".as_bytes());
+                }
+                bytes = &bytes[good + bad..];
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! `MergeBPE`: the merge-list tokenizer (QTKR files, HF tokenizer.json BPE models).
+
+use bytepair_core::encode::merges;
+use bytepair_core::formats::qtkr;
+use bytepair_core::merged::MergeTokenizer;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+
+use crate::encoder::CoreBPE;
+use crate::errors::guarded;
+
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct MergeBPE {
+    inner: MergeTokenizer,
+    tokens: Vec<Vec<u8>>,
+    merges: Vec<(u32, u32, u32)>,
+}
+
+#[pymethods]
+impl MergeBPE {
+    /// `char_level`: None for byte-level, else (byte_fallback, unk_id, fuse_unk).
+    #[new]
+    #[pyo3(signature = (tokens, merges, char_level=None, ignore_merges=false, pattern=None, emit_gaps=false, special_tokens=vec![]))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        tokens: Vec<Vec<u8>>,
+        merges: Vec<(u32, u32, u32)>,
+        char_level: Option<(bool, Option<u32>, bool)>,
+        ignore_merges: bool,
+        pattern: Option<String>,
+        emit_gaps: bool,
+        special_tokens: Vec<(String, u32)>,
+    ) -> PyResult<Self> {
+        py.allow_threads(|| {
+            guarded(|| {
+                let inner = MergeTokenizer::new(&tokens, &merges, char_level, ignore_merges, pattern.as_deref(), emit_gaps, special_tokens)?;
+                Ok(MergeBPE { inner, tokens, merges })
+            })
+        })
+    }
+
+    /// From a QTKR file, with no Python objects in between: (tokenizer, bos, eos, pad). BOS, EOS
+    /// and PAD are its special tokens (split out of text only when asked).
+    #[staticmethod]
+    #[pyo3(signature = (data, pattern=None))]
+    fn from_qtkr(py: Python<'_>, data: &[u8], pattern: Option<String>) -> PyResult<(Self, Option<u32>, Option<u32>, Option<u32>)> {
+        py.allow_threads(|| {
+            guarded(|| {
+                let q = qtkr::read(data)?;
+                let specials: Vec<(String, u32)> = [q.bos, q.eos, q.pad]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| String::from_utf8(q.tokens[id as usize].clone()).ok().map(|s| (s, id)))
+                    .collect::<std::collections::BTreeMap<_, _>>()
+                    .into_iter()
+                    .collect();
+                let inner = MergeTokenizer::new(&q.tokens, &q.merges, None, false, pattern.as_deref(), false, specials)?;
+                Ok((MergeBPE { inner, tokens: q.tokens, merges: q.merges }, q.bos, q.eos, q.pad))
+            })
+        })
+    }
+
+    /// Parses a QTKR file: (tokens, merges, bos, eos, pad).
+    #[staticmethod]
+    #[allow(clippy::type_complexity)]
+    fn read_qtkr(py: Python<'_>, data: &[u8]) -> PyResult<(Vec<Vec<u8>>, Vec<(u32, u32, u32)>, Option<u32>, Option<u32>, Option<u32>)> {
+        let q = py.allow_threads(|| guarded(|| qtkr::read(data)))?;
+        Ok((q.tokens, q.merges, q.bos, q.eos, q.pad))
+    }
+
+    /// The merge list that reproduces a rank encoder's vocabulary (see `merges::from_ranks`).
+    #[staticmethod]
+    fn merges_from_ranks(py: Python<'_>, core: &CoreBPE) -> Vec<(u32, u32, u32)> {
+        py.allow_threads(|| merges::from_ranks(core.inner.vocab()))
+    }
+
+    #[pyo3(signature = (bos=None, eos=None, pad=None))]
+    fn to_qtkr<'py>(&self, py: Python<'py>, bos: Option<u32>, eos: Option<u32>, pad: Option<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let q = qtkr::Qtkr { tokens: self.tokens.clone(), merges: self.merges.clone(), bos, eos, pad };
+        let data = guarded(|| qtkr::write(&q))?;
+        Ok(PyBytes::new(py, &data))
+    }
+
+    #[pyo3(signature = (text, split_specials=false))]
+    fn encode(&self, py: Python<'_>, text: &str, split_specials: bool) -> PyResult<Vec<u32>> {
+        py.allow_threads(|| guarded(|| self.inner.encode(text, split_specials)))
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = py.allow_threads(|| guarded(|| self.inner.decode_bytes(&ids)))?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let t = self.inner.token(id).ok_or(bytepair_core::Error::UnknownToken(id));
+        Ok(PyBytes::new(py, guarded(|| t)?))
+    }
+
+    fn token_id(&self, bytes: &[u8]) -> Option<u32> {
+        self.inner.id(bytes)
+    }
+
+    fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.tokens.iter().map(|t| PyBytes::new(py, t)))
+    }
+
+    fn merges(&self) -> Vec<(u32, u32, u32)> {
+        self.merges.clone()
+    }
+
+    #[getter]
+    fn n_vocab(&self) -> usize {
+        self.inner.len()
+    }
+}

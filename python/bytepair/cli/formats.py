@@ -1,0 +1,117 @@
+"""`bytepair convert`, `inspect` and `verify`: the vocabulary-file commands."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import click
+
+from bytepair.cli.app import main
+from bytepair.formats.detect import FORMATS
+
+_path = click.Path(exists=True, dir_okay=True)
+
+
+def _load(path: str):
+    import bytepair
+
+    try:
+        return bytepair.load(path)
+    except (ValueError, OSError) as e:
+        raise click.ClickException(str(e)) from None
+
+
+@main.command()
+@click.argument("src", type=_path)
+@click.argument("dst", type=click.Path(dir_okay=False))
+@click.option("--to", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Output format (default: from DST's suffix).")
+def convert(src, dst, fmt):
+    """Convert the vocabulary SRC (any supported format, detected from its content) to DST."""
+    from bytepair.formats import format_for_path, save
+
+    tok = _load(src)
+    try:
+        fmt = fmt or format_for_path(dst)
+        save(tok, dst, fmt)
+    except (ValueError, TypeError) as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"{src} -> {dst} ({fmt})")
+
+
+def describe(path: str) -> dict:
+    """What `inspect` prints, as a dict."""
+    from bytepair.formats import detect
+
+    p = Path(path)
+    data = p.read_bytes() if p.is_file() else b""
+    fmt = detect(data, path) if p.is_file() else "gpt2 (directory)"
+    tok = _load(path)
+    info = {
+        "file": path,
+        "format": fmt,
+        "size_bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest() if data else None,
+        "name": getattr(tok, "name", None),
+        "n_vocab": tok.n_vocab,
+        "special_tokens": dict(sorted(tok._special_tokens.items(), key=lambda kv: kv[1])),
+        "max_token_len": max((len(tok.decode_single_token_bytes(i)) for i in range(tok.n_vocab)
+                              if _has(tok, i)), default=0),
+    }
+    if fmt in ("bpe2", "bpz2"):
+        from bytepair.formats import bpe2
+
+        head = bpe2.info(data, path)
+        info["source_sha256"] = head["source_hash"].hex()
+        info["pattern"] = head.get("pattern") or None
+        info["compressed_size"] = head["compressed_size"]
+    elif hasattr(tok, "_pat_str"):
+        info["pattern"] = tok._pat_str
+    return info
+
+
+def _has(tok, i: int) -> bool:
+    try:
+        tok.decode_single_token_bytes(i)
+        return True
+    except KeyError:
+        return False
+
+
+@main.command()
+@click.argument("file", type=_path)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def inspect(file, as_json):
+    """Show a vocabulary file's format, size, special tokens, longest token and hashes."""
+    info = describe(file)
+    if as_json:
+        click.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        return
+    for key, value in info.items():
+        if key == "special_tokens":
+            shown = ", ".join(f"{s}={i}" for s, i in list(value.items())[:8])
+            more = f" (+{len(value) - 8} more)" if len(value) > 8 else ""
+            click.echo(f"{key:>16}: {len(value)}  {shown}{more}")
+        else:
+            click.echo(f"{key:>16}: {value}")
+
+
+@main.command()
+@click.argument("table", type=click.Path(exists=True, dir_okay=False))
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+def verify(table, source):
+    """Check that the BPE2/BPZ2 TABLE was made from the .tiktoken SOURCE: its embedded SHA-256
+    and every token. Exits 1 on any difference."""
+    from bytepair.formats import bpe2
+
+    try:
+        report = bpe2.verify(Path(table).read_bytes(), Path(source).read_bytes(), table, source)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    for problem in report.problems:
+        click.echo(problem, err=True)
+    if not report.ok:
+        raise SystemExit(1)
+    click.echo(f"OK: source hash matches; {report.tokens_compared} tokens identical")

@@ -1,0 +1,109 @@
+"""`MergeEncoding`: merge-list BPE tokenizers (QTKR files, HF ``tokenizer.json`` BPE models) with
+``Encoding``'s encode/decode surface. The pipeline runs in Rust (``crates/core/src/merged.rs``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from bytepair.errors import UnknownTokenError
+
+
+class MergeEncoding:
+    """A merge-list tokenizer loaded by :func:`bytepair.load` from a QTKR or tokenizer.json file.
+
+    ``special_tokens`` (added tokens for tokenizer.json; BOS/EOS/PAD for QTKR) are split out of
+    the text when ``split_specials`` is true: by default for tokenizer.json (as HF does), not
+    for QTKR.
+    """
+
+    def __init__(self, name: str, core, source_format: str, *, special_tokens: dict[str, int],
+                 pat_str: str | None, split_specials: bool = False, bos_id: int | None = None,
+                 eos_id: int | None = None, pad_id: int | None = None,
+                 normalize: Callable[[str], str] | None = None,
+                 denormalize: Callable[[bytes], bytes] | None = None, writer=None):
+        self.name = name
+        self._core = core
+        self.source_format = source_format
+        self._special_tokens = dict(special_tokens)
+        self._pat_str = pat_str
+        self._split_specials = split_specials
+        self.bos_id, self.eos_id, self.pad_id = bos_id, eos_id, pad_id
+        self._normalize = normalize
+        self._denormalize = denormalize
+        self._writer = writer
+        self.n_vocab = core.n_vocab
+
+    def __repr__(self) -> str:
+        return f"<MergeEncoding {self.name!r} ({self.source_format}, {self.n_vocab} tokens)>"
+
+    def encode(self, text: str, *, split_specials: bool | None = None, add_bos: bool = False,
+               add_eos: bool = False) -> list[int]:
+        if not isinstance(text, str):
+            raise TypeError(f"expected text as str, got {type(text).__name__}")
+        if self._normalize is not None:
+            text = self._normalize(text)
+        split = self._split_specials if split_specials is None else split_specials
+        try:
+            ids = self._core.encode(text, split)
+        except UnicodeEncodeError:
+            ids = self._core.encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), split)
+        if add_bos and self.bos_id is not None:
+            ids.insert(0, self.bos_id)
+        if add_eos and self.eos_id is not None:
+            ids.append(self.eos_id)
+        return ids
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return self.encode(text, split_specials=False)
+
+    def encode_batch(self, texts: Sequence[str], **kwargs) -> list[list[int]]:
+        return [self.encode(t, **kwargs) for t in texts]
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        try:
+            data = self._core.decode_bytes(list(tokens))
+            return self._denormalize(data) if self._denormalize else data
+        except UnknownTokenError as e:
+            raise UnknownTokenError(e.token, self.n_vocab) from None
+        except OverflowError:
+            raise UnknownTokenError(next(t for t in tokens if not 0 <= t < self.n_vocab), self.n_vocab) from None
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        try:
+            return self._core.token_bytes(token)
+        except UnknownTokenError as e:
+            raise UnknownTokenError(e.token, self.n_vocab) from None
+        except OverflowError:
+            raise UnknownTokenError(token, self.n_vocab) from None
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special_tokens)
+
+    @property
+    def max_token_value(self) -> int:
+        return self.n_vocab - 1
+
+    def save(self, path, format: str | None = None) -> None:
+        from bytepair.formats import save
+
+        save(self, path, format)
+
+    def _write_format(self, fmt: str) -> bytes:
+        if fmt == "qtkr":
+            return self._core.to_qtkr(self.bos_id, self.eos_id, self.pad_id)
+        if self._writer is not None:
+            data = self._writer(fmt)
+            if data is not None:
+                return data
+        raise ValueError(f"a {self.source_format} merge-list model cannot be written as {fmt}")

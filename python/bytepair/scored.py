@@ -1,0 +1,151 @@
+"""`ScoreEncoding`: score-BPE tokenizers (SentencePiece BPE models, LEAP / llama2.c tables) with
+``Encoding``'s encode/decode surface.
+
+The rules of each home system live in the Rust pipeline (``crates/core/src/scored.rs``):
+normalisation, byte fallback, unknown runs, BOS/EOS, and decoding. This class adds the Python
+surface: names, batching, errors, saving.
+
+SentencePiece treats control-token spellings in text (``<s>``) as ordinary text, and so does
+this class: there is no ``allowed_special``. BOS/EOS are added with ``add_bos``/``add_eos``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from bytepair.errors import UnknownTokenError
+
+PIECE_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
+
+
+class ScoreEncoding:
+    """A score-BPE tokenizer loaded by :func:`bytepair.load` from a ``.model`` or LEAP file."""
+
+    def __init__(self, name: str, core, source_format: str):
+        self.name = name
+        self._core = core
+        self.source_format = source_format
+        self.n_vocab = core.n_vocab
+        self.bos_id = core.bos_id
+        self.eos_id = core.eos_id
+        self.unk_id = core.unk_id
+        if source_format == "sentencepiece":
+            self._special_tokens = {core.token_bytes(i).decode("utf-8"): i
+                                    for i in range(self.n_vocab) if core.kind(i) in (2, 3)}
+        else:
+            self._special_tokens = {core.token_bytes(i).decode("utf-8", "replace"): i
+                                    for i in (self.bos_id, self.eos_id) if i is not None}
+
+    def __repr__(self) -> str:
+        return f"<ScoreEncoding {self.name!r} ({self.source_format}, {self.n_vocab} pieces)>"
+
+    # ---------------------------------------------------------------- encoding
+
+    def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        """Token ids of ``text``, exactly as the home system (``sentencepiece`` or llama2.c)
+        gives them; BOS/EOS when asked and the model has them."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected text as str, got {type(text).__name__}")
+        try:
+            return self._core.encode(text, add_bos, add_eos)
+        except UnicodeEncodeError:
+            return self._core.encode(_fix_surrogates(text), add_bos, add_eos)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return self.encode(text)
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def encode_batch(self, texts: Sequence[str], *, add_bos: bool = False, add_eos: bool = False,
+                     num_threads: int = 8) -> list[list[int]]:
+        texts = [_fix_surrogates(t) for t in texts]
+        return self._core.encode_batch(texts, add_bos, add_eos, num_threads)
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        return self.encode_batch(texts, num_threads=num_threads)
+
+    # ---------------------------------------------------------------- decoding
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The decoded text's bytes (byte pieces kept raw, not replaced)."""
+        return self._call(lambda: self._core.decode(list(tokens), False), tokens)
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """Decoded text. With ``errors="replace"`` (the default) invalid byte runs become U+FFFD
+        as the home system does it (SentencePiece: one per bad byte)."""
+        if errors == "replace" and self.source_format == "sentencepiece":
+            return self._call(lambda: self._core.decode(list(tokens), True), tokens).decode("utf-8")
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The piece's bytes as stored (U+2581 kept, ``<0xHH>`` spelled out)."""
+        return self._call(lambda: self._core.token_bytes(token), [token])
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace") -> list[str]:
+        return [self.decode(t, errors=errors) for t in batch]
+
+    def _call(self, f, tokens):
+        try:
+            return f()
+        except UnknownTokenError as e:
+            raise UnknownTokenError(e.token, self.n_vocab) from None
+        except (OverflowError, TypeError):
+            for t in tokens:
+                if not isinstance(t, int):
+                    raise TypeError(f"token ids must be int, got {type(t).__name__}") from None
+            raise UnknownTokenError(next(t for t in tokens if not 0 <= t < self.n_vocab), self.n_vocab) from None
+
+    # ---------------------------------------------------------------- vocabulary
+
+    def id_to_piece(self, token: int) -> str:
+        return self.decode_single_token_bytes(token).decode("utf-8", "replace")
+
+    def piece_to_id(self, piece: str) -> int:
+        """The id of a piece; the unknown id (as SentencePiece) or KeyError when there is none."""
+        found = self._core.piece_id(piece.encode("utf-8"))
+        if found is not None:
+            return found
+        if self.unk_id is not None:
+            return self.unk_id
+        raise KeyError(piece)
+
+    def score(self, token: int) -> float:
+        return self._core.score(token)
+
+    def piece_type(self, token: int) -> str:
+        return PIECE_TYPES[self._core.kind(token)]
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special_tokens)
+
+    @property
+    def max_token_value(self) -> int:
+        return self.n_vocab - 1
+
+    # ---------------------------------------------------------------- saving
+
+    def save(self, path, format: str | None = None) -> None:
+        from bytepair.formats import save
+
+        save(self, path, format)
+
+    def _write_format(self, fmt: str) -> bytes:
+        if fmt == "sentencepiece":
+            data = self._core.to_sentencepiece()
+            if data is None:
+                raise ValueError("only a model read from a SentencePiece file can be written as one "
+                                 "(a LEAP table has no piece types or normalisation settings)")
+            return data
+        if fmt == "leap":
+            return self._core.to_leap()
+        raise ValueError(f"a score-BPE model cannot be written as {fmt} (only sentencepiece or leap): "
+                         "the formats differ in algorithm, not just layout")
+
+
+def _fix_surrogates(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
