@@ -115,3 +115,30 @@ fn unknown_patterns_use_the_regex_engine() {
     assert_eq!(Pretokenizer::new(r"\w+|\s+").unwrap().kind(), "regex");
     assert_eq!(Pretokenizer::new(o200k::O200K_PATTERN).unwrap().kind(), "o200k");
 }
+
+#[test]
+fn chunks_at_split_points_give_the_serial_pieces() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for _ in 0..300 {
+        let mut text = String::new();
+        for _ in 0..20 {
+            text.push_str(&random_text(&mut rng));
+            text.push_str(["\nab", "\n", " \nX", "  \n\nword", "\r\nZ"][rng.below(5)]);
+        }
+        for p in PATTERNS {
+            let pre = Pretokenizer::new(p).unwrap();
+            let serial = pieces(&pre, &text);
+            for chunk in [1, 7, 50] {
+                let points = pre.split_points(&text, chunk).unwrap();
+                let mut bounds = vec![0];
+                bounds.extend(&points);
+                bounds.push(text.len());
+                let mut chunked = Vec::new();
+                for w in bounds.windows(2) {
+                    pre.for_each_piece_in(&text, w[0]..w[1], |s| chunked.push(s.to_owned()));
+                }
+                assert_eq!(chunked, serial, "pattern {} chunk {chunk} on {text:?}", pre.kind());
+            }
+        }
+    }
+}
