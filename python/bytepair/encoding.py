@@ -197,6 +197,23 @@ class Encoding:
         buf = self._with_policy(self._core_bpe.encode_to_buffer, text, allowed_special, disallowed_special)
         return np.frombuffer(buf, dtype=np.uint32)
 
+    def encode_ordinary_parallel(self, text: str, *, num_threads: int = 8) -> list[int]:
+        """``encode_ordinary`` of one long text on several threads, with the same ids.
+
+        A text of 1 MB or more is cut where every serial run starts a new piece (a letter
+        right after a newline, for the built-in patterns) and the parts are encoded at once;
+        shorter texts, and custom patterns, are encoded serially.
+
+        >>> enc.encode_ordinary_parallel("hello world") == enc.encode_ordinary("hello world")
+        True
+        """
+        if not isinstance(text, str):
+            raise _not_str(text)
+        try:
+            return self._core_bpe.encode_ordinary_parallel(text, num_threads)
+        except UnicodeEncodeError:
+            return self._core_bpe.encode_ordinary_parallel(_fix_surrogates(text), num_threads)
+
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encodes many texts in parallel (all cores), ignoring special tokens.
 

@@ -95,18 +95,41 @@ impl Encoder {
 
     /// Encodes text with no special-token handling at all.
     pub fn encode_ordinary_into<S: Sink>(&self, text: &str, out: &mut S) -> Result<()> {
-        let vocab = &self.vocab;
-        let mut cache = None;
-        self.pretokenizer.for_each_piece(text, |piece| {
-            let piece = piece.as_bytes();
-            if piece.len() == 1 {
-                out.push(vocab.byte_rank(piece[0]));
-            } else if let Some(rank) = (piece.len() <= vocab.max_token_len()).then(|| vocab.rank(piece)).flatten() {
-                out.push(rank);
-            } else {
-                PieceCache::merge(&mut cache, vocab, piece, out);
+        match &self.pretokenizer {
+            // The regex engines split the whole text; the hand-written scanners take the
+            // range path (the same one parallel chunks use).
+            Pretokenizer::Regex(_) | Pretokenizer::Automata(_) => {
+                let mut cache = None;
+                self.pretokenizer.for_each_piece(text, |piece| self.piece(&mut cache, piece.as_bytes(), out))
             }
-        })
+            _ => self.encode_ordinary_range(text, 0..text.len(), out),
+        }
+    }
+
+    #[inline(always)]
+    fn piece<'t, S: Sink>(&self, cache: &mut Option<PieceCache<'t>>, piece: &'t [u8], out: &mut S) {
+        let vocab = &self.vocab;
+        if piece.len() == 1 {
+            out.push(vocab.byte_rank(piece[0]));
+        } else if let Some(rank) = (piece.len() <= vocab.max_token_len()).then(|| vocab.rank(piece)).flatten() {
+            out.push(rank);
+        } else {
+            PieceCache::merge(cache, vocab, piece, out);
+        }
+    }
+
+    /// Encodes the pieces of `text[range]`, where `range` runs between [`Self::split_points`]
+    /// (or the ends of the text): concatenating the chunks' ids gives `encode_ordinary(text)`.
+    pub fn encode_ordinary_range<S: Sink>(&self, text: &str, range: std::ops::Range<usize>, out: &mut S) -> Result<()> {
+        let mut cache = None;
+        self.pretokenizer.for_each_piece_in(text, range, |piece| self.piece(&mut cache, piece.as_bytes(), out))
+    }
+
+    /// Offsets about `chunk` bytes apart where `text` can be cut for parallel encoding with
+    /// output identical to the serial encoder ([`Pretokenizer::split_points`]); `None` when the
+    /// pattern runs on the regex engine.
+    pub fn split_points(&self, text: &str, chunk: usize) -> Option<Vec<usize>> {
+        self.pretokenizer.split_points(text, chunk)
     }
 
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {

@@ -99,10 +99,10 @@ fn end(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
     whitespace_end(bytes, i, ws)
 }
 
-pub fn for_each_cl100k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    for_each(text, |b, i| end(b, i, Whitespace::EndFirst), f)
+pub fn for_each_cl100k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
+    for_each(text, range, |b, i| end(b, i, Whitespace::EndFirst), f)
 }
 
-pub fn for_each_llama3<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    for_each(text, |b, i| end(b, i, Whitespace::NewlineFirst), f)
+pub fn for_each_llama3<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
+    for_each(text, range, |b, i| end(b, i, Whitespace::NewlineFirst), f)
 }

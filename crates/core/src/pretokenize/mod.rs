@@ -63,14 +63,66 @@ impl Pretokenizer {
     #[inline]
     pub fn for_each_piece<'t, F: FnMut(&'t str)>(&self, text: &'t str, f: F) -> Result<()> {
         match self {
-            Pretokenizer::Cl100k => cl100k::for_each_cl100k(text, f),
-            Pretokenizer::Llama3 => cl100k::for_each_llama3(text, f),
-            Pretokenizer::O200k => o200k::for_each_o200k(text, f),
-            Pretokenizer::R50k(_) => r50k::for_each_r50k(text, f),
-            Pretokenizer::Automata(a) => a.for_each_piece(text, f),
-            Pretokenizer::Regex(r) => return r.for_each_piece(text, f),
+            Pretokenizer::Regex(r) => r.for_each_piece(text, f),
+            Pretokenizer::Automata(a) => {
+                a.for_each_piece(text, f);
+                Ok(())
+            }
+            _ => self.for_each_piece_in(text, 0..text.len(), f),
+        }
+    }
+
+    /// The pieces of `text` from byte `range.start`, which must be a piece start (see
+    /// [`split_points`](Self::split_points)), to `range.end`, as a serial run over the whole
+    /// text would give them. The hand-written scanners start scanning at `range.start`; the
+    /// regex engines cannot, so they split the whole text and keep the pieces that start
+    /// inside the range (correct but a full pass: `split_points` never offers them ranges).
+    #[inline]
+    pub fn for_each_piece_in<'t, F: FnMut(&'t str)>(
+        &self,
+        text: &'t str,
+        range: std::ops::Range<usize>,
+        mut f: F,
+    ) -> Result<()> {
+        match self {
+            Pretokenizer::Cl100k => cl100k::for_each_cl100k(text, range, f),
+            Pretokenizer::Llama3 => cl100k::for_each_llama3(text, range, f),
+            Pretokenizer::O200k => o200k::for_each_o200k(text, range, f),
+            Pretokenizer::R50k(_) => r50k::for_each_r50k(text, range, f),
+            Pretokenizer::Regex(r) => return r.for_each_piece(text, starting_in(text, range, f)),
+            Pretokenizer::Automata(a) => a.for_each_piece(text, starting_in(text, range, f)),
         }
         Ok(())
+    }
+
+    /// Byte offsets, about `chunk` bytes apart, where every serial run of this pattern starts a
+    /// piece, so the text can be encoded in parallel chunks with the serial output; `None` for
+    /// the regex engines.
+    ///
+    /// The offsets are ASCII letters right after a `\n`. In all four built-in patterns no
+    /// alternative can match `\n` and then a letter: the optional first character of the letter
+    /// alternatives excludes `\r` and `\n` (GPT-2's allows only a space), the punctuation
+    /// alternative ends with `[\r\n]*` (o200k: `[\r\n/]*`), and the rest are digits or
+    /// whitespace only. So the piece holding the `\n` ends at the letter.
+    pub fn split_points(&self, text: &str, chunk: usize) -> Option<Vec<usize>> {
+        if matches!(self, Pretokenizer::Regex(_) | Pretokenizer::Automata(_)) {
+            return None;
+        }
+        let bytes = text.as_bytes();
+        let mut points = Vec::new();
+        let mut target = chunk.max(1);
+        while target < bytes.len() {
+            let found = bytes[target..].windows(2).position(|w| w[0] == b'\n' && w[1].is_ascii_alphabetic());
+            match found {
+                Some(k) => {
+                    let p = target + k + 1;
+                    points.push(p);
+                    target = p + chunk.max(1);
+                }
+                None => break,
+            }
+        }
+        Some(points)
     }
 
     pub fn pattern(&self) -> &str {
@@ -100,3 +152,13 @@ impl Pretokenizer {
 
 #[cfg(test)]
 mod tests;
+
+/// Wraps `f` to see only the pieces of `text` that start inside `range`.
+fn starting_in<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) -> impl FnMut(&'t str) {
+    let base = text.as_ptr() as usize;
+    move |piece: &'t str| {
+        if range.contains(&(piece.as_ptr() as usize - base)) {
+            f(piece)
+        }
+    }
+}

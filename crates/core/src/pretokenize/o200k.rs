@@ -146,6 +146,6 @@ fn end(bytes: &[u8], i: usize) -> usize {
     whitespace_end(bytes, i, Whitespace::NewlineFirst)
 }
 
-pub fn for_each_o200k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    for_each(text, end, f)
+pub fn for_each_o200k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
+    for_each(text, range, end, f)
 }

@@ -49,6 +49,6 @@ fn end(bytes: &[u8], i: usize) -> usize {
     whitespace_end(bytes, i, Whitespace::NoNewline)
 }
 
-pub fn for_each_r50k<'t>(text: &'t str, f: impl FnMut(&'t str)) {
-    for_each(text, end, f)
+pub fn for_each_r50k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
+    for_each(text, range, end, f)
 }

@@ -99,12 +99,20 @@ pub fn whitespace_end(bytes: &[u8], i: usize, rule: Whitespace) -> usize {
     }
 }
 
-/// Calls `f` with each piece, where `end(bytes, i)` is the end of the match starting at `i`.
+/// Calls `f` with each piece from byte `start` (a piece start) up to `stop`, where
+/// `end(bytes, i)` is the end of the match starting at `i`. The scanner always sees the whole
+/// text, so a match may look past `stop` (`\s++$`, `(?!\S)`) exactly as in a serial run;
+/// pieces are emitted until one ends at or after `stop`.
 #[inline(always)]
-pub fn for_each<'t>(text: &'t str, end: impl Fn(&[u8], usize) -> usize, mut f: impl FnMut(&'t str)) {
+pub fn for_each<'t>(
+    text: &'t str,
+    range: std::ops::Range<usize>,
+    end: impl Fn(&[u8], usize) -> usize,
+    mut f: impl FnMut(&'t str),
+) {
     let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
+    let mut i = range.start;
+    while i < range.end {
         let j = end(bytes, i);
         debug_assert!(j > i && text.is_char_boundary(j));
         f(&text[i..j]);

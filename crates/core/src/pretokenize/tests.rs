@@ -115,3 +115,53 @@ fn unknown_patterns_use_the_regex_engine() {
     assert_eq!(Pretokenizer::new(r"\w+|\s+").unwrap().kind(), "regex");
     assert_eq!(Pretokenizer::new(o200k::O200K_PATTERN).unwrap().kind(), "o200k");
 }
+
+#[test]
+fn chunks_at_split_points_give_the_serial_pieces() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for _ in 0..300 {
+        let mut text = String::new();
+        for _ in 0..20 {
+            text.push_str(&random_text(&mut rng));
+            text.push_str(["\nab", "\n", " \nX", "  \n\nword", "\r\nZ"][rng.below(5)]);
+        }
+        for p in PATTERNS {
+            let pre = Pretokenizer::new(p).unwrap();
+            let serial = pieces(&pre, &text);
+            for chunk in [1, 7, 50] {
+                let points = pre.split_points(&text, chunk).unwrap();
+                let mut bounds = vec![0];
+                bounds.extend(&points);
+                bounds.push(text.len());
+                let mut chunked = Vec::new();
+                for w in bounds.windows(2) {
+                    pre.for_each_piece_in(&text, w[0]..w[1], |s| chunked.push(s.to_owned())).unwrap();
+                }
+                assert_eq!(chunked, serial, "pattern {} chunk {chunk} on {text:?}", pre.kind());
+            }
+        }
+    }
+}
+
+#[test]
+fn ranges_on_the_regex_engines_give_the_serial_pieces() {
+    // No scanner for these patterns: one runs on regex-automata, one on fancy-regex. Cutting at
+    // any piece start must still give the serial pieces (the engines filter a full pass).
+    let nanochat = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
+    let custom = r"\p{L}+(?=\s)|\S+|\s+";
+    let mut rng = Rng(0x0bad_cafe_f00d_1234);
+    for pattern in [nanochat, custom] {
+        let pre = Pretokenizer::new(pattern).unwrap();
+        for _ in 0..100 {
+            let text = random_text(&mut rng);
+            let serial = pieces(&pre, &text);
+            let starts: Vec<usize> = serial.iter().scan(0, |at, p| { let s = *at; *at += p.len(); Some(s) }).collect();
+            let cut = starts.get(serial.len() / 2).copied().unwrap_or(0);
+            let mut chunked = Vec::new();
+            for range in [0..cut, cut..text.len()] {
+                pre.for_each_piece_in(&text, range, |s| chunked.push(s.to_owned())).unwrap();
+            }
+            assert_eq!(chunked, serial, "{} on {text:?}", pre.kind());
+        }
+    }
+}

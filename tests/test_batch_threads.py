@@ -1,0 +1,63 @@
+"""Batches on threads give exactly the serial results, in order, for any thread count; errors
+inside a batch reach the caller as exceptions."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+import bytepair
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzztext import random_text  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    rnd = random.Random(5)
+    docs = [random_text(rnd, 200) for _ in range(300)]
+    return docs + ["", "a" * 5000, " " * 3000, "<|endoftext|> x"]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_batch_equals_serial(name, threads, texts):
+    enc = bytepair.get_encoding(name)
+    assert enc.encode_ordinary_batch(texts, num_threads=threads) == [enc.encode_ordinary(t) for t in texts]
+    got = enc.encode_batch(texts, num_threads=threads, allowed_special="all")
+    assert got == [enc.encode(t, allowed_special="all") for t in texts]
+
+
+def test_batch_refuses_disallowed_special(texts):
+    enc = bytepair.get_encoding("cl100k_base")
+    with pytest.raises(ValueError):
+        enc.encode_batch(texts, num_threads=2)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_parallel_long_text_equals_serial(name):
+    """One text over 1 MB, cut at safe points and encoded on threads: the serial ids."""
+    enc = bytepair.get_encoding(name)
+    rnd = random.Random(9)
+    lines = [random_text(rnd, 60) + rnd.choice(["\n", "\nword ", " \n\nAbc", "\r\nx", "  \n"]) for _ in range(14000)]
+    text = "".join(lines)
+    assert len(text.encode()) > 1 << 20
+    assert enc.encode_ordinary_parallel(text, num_threads=4) == enc.encode_ordinary(text)
+    # No safe point at all: serial fallback, same ids.
+    flat = "a b " * 300_000
+    assert enc.encode_ordinary_parallel(flat, num_threads=2) == enc.encode_ordinary(flat)
+
+
+def test_parallel_long_corpus_equals_serial():
+    import os
+
+    corpus = os.environ.get("BYTEPAIR_CORPUS_DIR")
+    if not corpus:
+        pytest.skip("BYTEPAIR_CORPUS_DIR is not set")
+    enc = bytepair.get_encoding("cl100k_base")
+    for name in ("en", "code", "de"):
+        text = (Path(corpus) / f"{name}.txt").read_text(encoding="utf-8")
+        assert enc.encode_ordinary_parallel(text, num_threads=2) == enc.encode_ordinary(text), name
