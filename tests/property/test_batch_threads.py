@@ -4,15 +4,12 @@ inside a batch reach the caller as exceptions."""
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
 import bytepair
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fuzztext import random_text  # noqa: E402
+from fuzztext import random_text
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +48,7 @@ def test_parallel_long_text_equals_serial(name):
     assert enc.encode_ordinary_parallel(flat, num_threads=2) == enc.encode_ordinary(flat)
 
 
-def test_parallel_long_corpus_equals_serial():
-    import os
-
-    corpus = os.environ.get("BYTEPAIR_CORPUS_DIR")
-    if not corpus:
-        pytest.skip("BYTEPAIR_CORPUS_DIR is not set")
+def test_parallel_long_corpus_equals_serial(corpus_texts):
     enc = bytepair.get_encoding("cl100k_base")
-    for name in ("en", "code", "de"):
-        text = (Path(corpus) / f"{name}.txt").read_text(encoding="utf-8")
+    for name, text in corpus_texts.items():
         assert enc.encode_ordinary_parallel(text, num_threads=2) == enc.encode_ordinary(text), name

@@ -11,10 +11,7 @@ pattern; benchmarks/fuzz_long.py runs the same comparison for as long as you lik
 
 from __future__ import annotations
 
-import os
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -27,11 +24,8 @@ import bytepair  # noqa: E402
 from bytepair.registry import llama, openai  # noqa: E402
 from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzztext import PALETTE, random_text  # noqa: E402
-
-REPO = Path(__file__).resolve().parent.parent
-VOCAB_DIR = Path(os.environ.get("BYTEPAIR_SHARED_DIR", REPO.parent / "shared")) / "vocab"
+from support import VOCAB_DIR  # noqa: E402
 N_GENERATED = 2500
 
 

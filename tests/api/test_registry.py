@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
