@@ -14,7 +14,7 @@
 //! 4. an optional space, a run of punctuation (not space, letter or number), then `\r`/`\n`s;
 //! 5. whitespace, see [`whitespace_end`].
 
-use super::scan::{flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
+use super::scan::{digits_end, flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
 use super::unicode::{contraction_letter, decode, flags, L, N};
 
 pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
@@ -71,15 +71,7 @@ fn end(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
         }
     }
     if f & N != 0 {
-        let mut j = i + n;
-        for _ in 0..2 {
-            let (g, m) = flags_at(bytes, j);
-            if g & N == 0 {
-                break;
-            }
-            j += m;
-        }
-        return j;
+        return digits_end(bytes, i + n);
     }
     let punct_from = if is_punct(f) {
         Some(i)

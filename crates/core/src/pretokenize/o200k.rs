@@ -21,7 +21,7 @@
 //! - Either may end with a case-insensitive contraction.
 
 use super::cl100k::contraction_len;
-use super::scan::{flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
+use super::scan::{digits_end, flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
 use super::unicode::{decode, flags, L, LO, N, UP};
 
 pub const O200K_PATTERN: &str = concat!(
@@ -118,15 +118,7 @@ fn end(bytes: &[u8], i: usize) -> usize {
         }
     }
     if f & N != 0 {
-        let mut j = i + n;
-        for _ in 0..2 {
-            let (g, m) = flags_at(bytes, j);
-            if g & N == 0 {
-                break;
-            }
-            j += m;
-        }
-        return j;
+        return digits_end(bytes, i + n);
     }
     let punct_from = if is_punct(f) {
         Some(i)

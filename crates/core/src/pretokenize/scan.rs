@@ -23,6 +23,19 @@ pub fn run_end(bytes: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
 
 /// `[^\s\p{L}\p{N}]`: "punctuation" in the patterns' sense (marks included).
 #[inline(always)]
+/// `\p{N}{1,3}` after its first digit (which ends at `i`): the end of at most two more digits.
+#[inline]
+pub fn digits_end(bytes: &[u8], mut i: usize) -> usize {
+    for _ in 0..2 {
+        let (g, m) = flags_at(bytes, i);
+        if g & N == 0 {
+            break;
+        }
+        i += m;
+    }
+    i
+}
+
 pub fn is_punct(f: u8) -> bool {
     f & (L | N | S) == 0
 }
