@@ -62,9 +62,8 @@ SOURCE_SHA256 = {
 
 
 def _bundled(name: str, table: str, pattern: str, special_tokens: dict[str, int]) -> Encoding:
-    with open(os.path.join(_DATA_DIR, f"{table}.bpe2"), "rb") as f:
-        data = f.read()
-    core = _core.CoreBPE.from_bpe2(data, list(special_tokens.items()), pattern)
+    path = os.path.join(_DATA_DIR, f"{table}.bpe2")
+    core = _core.CoreBPE.from_bpe2_file(path, list(special_tokens.items()), pattern)
     enc = Encoding._from_core(name, core, pattern, special_tokens)
     enc._source_sha256 = bytes.fromhex(SOURCE_SHA256[table])  # kept by enc.save("x.bpe2")
     return enc

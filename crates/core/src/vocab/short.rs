@@ -56,36 +56,43 @@ impl ShortIndex {
         ShortIndex { slots, shift: 64 - size.trailing_zeros() }
     }
 
-    /// The index of `keys` (`(key, rank)`), or the ranks `(earlier, later)` of a key given twice.
+    /// The index of `ranks`, whose keys `key_of` gives, or the ranks `(earlier, later)` of a
+    /// key given twice.
     ///
     /// The keys are inserted in order of their home slot, not in the order given: consecutive
     /// inserts then land in neighbouring slots, so a cold table (o200k_base's is 8 MB) fills
-    /// front to back with one page fault and a few cache misses per page, instead of a cache
-    /// and TLB miss for nearly every key. A stable counting sort on the home's top bits does
-    /// the ordering in three linear passes; the table that results answers every lookup as
-    /// one filled in any other order would.
-    pub fn from_keys(keys: &[(u64, u32)]) -> Result<ShortIndex, (u32, u32)> {
-        let mut idx = ShortIndex::with_capacity(keys.len());
+    /// front to back with a page fault and a few cache misses per page, instead of a cache
+    /// and TLB miss for nearly every key. A stable counting sort of the ranks (4 bytes each)
+    /// on the top bits of the home does the ordering in linear passes; the table that results
+    /// answers every lookup as one filled in any other order would.
+    pub fn from_ranks<I, K>(n: usize, ranks: I, key_of: K) -> Result<ShortIndex, (u32, u32)>
+    where
+        I: Iterator<Item = u32> + Clone,
+        K: Fn(u32) -> u64,
+    {
+        let mut idx = ShortIndex::with_capacity(n);
         let table_bits = 64 - idx.shift;
         let bucket_bits = table_bits.min(12);
         let shift = idx.shift;
-        let bucket = |key: u64| Self::home(key, shift) >> (table_bits - bucket_bits);
+        let bucket = |rank: u32| Self::home(key_of(rank), shift) >> (table_bits - bucket_bits);
         let mut starts = vec![0usize; (1 << bucket_bits) + 1];
-        for &(key, _) in keys {
-            starts[bucket(key) + 1] += 1;
+        let mut total = 0;
+        for rank in ranks.clone() {
+            starts[bucket(rank) + 1] += 1;
+            total += 1;
         }
         for b in 1..starts.len() {
             starts[b] += starts[b - 1];
         }
-        let mut ordered = vec![(0u64, 0u32); keys.len()];
-        for &(key, rank) in keys {
-            let at = &mut starts[bucket(key)];
-            ordered[*at] = (key, rank);
+        let mut ordered = vec![0u32; total];
+        for rank in ranks {
+            let at = &mut starts[bucket(rank)];
+            ordered[*at] = rank;
             *at += 1;
         }
-        for (key, rank) in ordered {
+        for rank in ordered {
             // Equal keys share a bucket and keep their given order, so `prev` came first.
-            idx.insert(key, rank).map_err(|prev| (prev, rank))?;
+            idx.insert(key_of(rank), rank).map_err(|prev| (prev, rank))?;
         }
         Ok(idx)
     }
@@ -161,14 +168,14 @@ mod tests {
         }
         assert_eq!(idx.get(pack(b"zz")), None);
 
-        let keys: Vec<(u64, u32)> = toks.iter().enumerate().map(|(r, t)| (pack(t), r as u32)).collect();
-        let built = ShortIndex::from_keys(&keys).unwrap();
+        let key_of = |r: u32| pack(&toks[r as usize % toks.len()]);
+        let built = ShortIndex::from_ranks(toks.len(), 0..toks.len() as u32, key_of).unwrap();
         for (r, t) in toks.iter().enumerate() {
             assert_eq!(built.get(pack(t)), Some(r as u32));
         }
         assert_eq!(built.get(pack(b"zz")), None);
-        let mut twice = keys.clone();
-        twice.push((pack(&toks[7]), 9999));
-        assert_eq!(ShortIndex::from_keys(&twice).unwrap_err(), (7, 9999));
+        // Rank toks.len() + 7 has the key of rank 7.
+        let twice = (0..toks.len() as u32).chain([toks.len() as u32 + 7]);
+        assert_eq!(ShortIndex::from_ranks(toks.len() + 1, twice, key_of).unwrap_err(), (7, toks.len() as u32 + 7));
     }
 }
