@@ -62,8 +62,8 @@ impl ShortIndex {
     /// The keys are inserted in order of their home slot, not in the order given: consecutive
     /// inserts then land in neighbouring slots, so a cold table (o200k_base's is 8 MB) fills
     /// front to back with a page fault and a few cache misses per page, instead of a cache
-    /// and TLB miss for nearly every key. A stable counting sort of the ranks (4 bytes each)
-    /// on the top bits of the home does the ordering in linear passes; the table that results
+    /// and TLB miss for nearly every key. A stable counting sort of `(key, rank)` on the top
+    /// bits of the home does the ordering in linear passes; the table that results
     /// answers every lookup as one filled in any other order would.
     pub fn from_ranks<I, K>(n: usize, ranks: I, key_of: K) -> Result<ShortIndex, (u32, u32)>
     where
@@ -84,15 +84,26 @@ impl ShortIndex {
         for b in 1..starts.len() {
             starts[b] += starts[b - 1];
         }
-        let mut ordered = vec![0u32; total];
+        // The zeroed table's pages are not mapped yet, and an insert reads its slot before
+        // writing it: the read would map the shared zero page and the write then fault the
+        // page a second time. Writing one slot per page first faults each page once.
+        // black_box hides that the memory is already zero, so the writes are not dropped.
+        let slots = std::hint::black_box(&mut idx.slots[..]);
+        for s in slots.iter_mut().step_by(4096 / std::mem::size_of::<Slot>()) {
+            *s = [EMPTY, 0];
+        }
+        // The keys go with the ranks: computing them again in bucket order would read the
+        // token bytes at random.
+        let mut ordered = vec![(0u64, 0u32); total];
         for rank in ranks {
-            let at = &mut starts[bucket(rank)];
-            ordered[*at] = rank;
+            let key = key_of(rank);
+            let at = &mut starts[Self::home(key, shift) >> (table_bits - bucket_bits)];
+            ordered[*at] = (key, rank);
             *at += 1;
         }
-        for rank in ordered {
+        for (key, rank) in ordered {
             // Equal keys share a bucket and keep their given order, so `prev` came first.
-            idx.insert(key_of(rank), rank).map_err(|prev| (prev, rank))?;
+            idx.insert(key, rank).map_err(|prev| (prev, rank))?;
         }
         Ok(idx)
     }
