@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from bytepair.formats.tiktoken import load_tiktoken_bpe
     from bytepair.merged import MergeEncoding
     from bytepair.scored import ScoreEncoding
+del TYPE_CHECKING
 
 # Public names loaded on first use: name -> (module, attribute).
 _LAZY = {
