@@ -1,4 +1,10 @@
-"""bytepair: exact, fast byte-pair encoding for language models. tiktoken's API, a Rust core."""
+"""bytepair: exact, fast byte-pair encoding for language models. tiktoken's API, a Rust core.
+
+Importing the package loads only what ``get_encoding`` needs (the errors, ``Encoding``, the
+registry and the light ``train`` entry points); the file formats, the score and merge-list
+tokenizers and the submodules load on first use through the module ``__getattr__`` below, so
+``import bytepair; bytepair.get_encoding("o200k_base")`` pays for none of them.
+"""
 
 from bytepair.encoding import Encoding
 from bytepair.errors import (
@@ -11,16 +17,16 @@ from bytepair.errors import (
     VocabError,
     VocabularyNotFoundError,
 )
-from bytepair.formats import load
-from bytepair.formats.tiktoken import load_tiktoken_bpe
-from bytepair.merged import MergeEncoding
 from bytepair.registry import (
     encoding_for_model,
     encoding_name_for_model,
     get_encoding,
     list_encoding_names,
 )
-from bytepair.scored import ScoreEncoding
+
+# Eager, unlike the names below: `bytepair.train` is also a submodule, and importing it
+# (`from bytepair.train import ...`) would bind the module over a lazily loaded function. The
+# module imports nothing heavy at load (json, logging and tqdm only when training runs).
 from bytepair.train import train, train_files
 
 __version__ = "0.1.0"
@@ -46,3 +52,42 @@ __all__ = [
     "train",
     "train_files",
 ]
+
+# For type checkers and IDEs only (a constant False at run time, without importing typing).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from bytepair.formats import load
+    from bytepair.formats.tiktoken import load_tiktoken_bpe
+    from bytepair.merged import MergeEncoding
+    from bytepair.scored import ScoreEncoding
+del TYPE_CHECKING
+
+# Public names loaded on first use: name -> (module, attribute).
+_LAZY = {
+    "load": ("bytepair.formats", "load"),
+    "load_tiktoken_bpe": ("bytepair.formats.tiktoken", "load_tiktoken_bpe"),
+    "MergeEncoding": ("bytepair.merged", "MergeEncoding"),
+    "ScoreEncoding": ("bytepair.scored", "ScoreEncoding"),
+}
+
+# Submodules reachable as attributes (`bytepair.formats.detect(...)`) after `import bytepair`.
+_SUBMODULES = frozenset({"cli", "encoding", "errors", "fetch", "formats", "merged", "registry",
+                         "scored", "train_reference"})
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"bytepair.{name}")
+    else:
+        raise AttributeError(f"module 'bytepair' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)

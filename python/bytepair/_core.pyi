@@ -3,6 +3,7 @@
 Checked against the compiled module by tests/test_stubs.py (mypy's stubtest).
 """
 
+import os
 from typing import Any, final
 
 __all__ = ["CoreBPE", "MergeBPE", "ScoreBPE", "Trainer", "bpe2_info", "bpe2_source_hash", "parse_tiktoken"]
@@ -17,6 +18,9 @@ class CoreBPE:
     @staticmethod
     def from_bpe2(data: bytes, special_tokens: list[tuple[str, int]] | None = None, pattern: str | None = None) -> CoreBPE:
         """From a BPE2 or BPZ2 file; None takes what the file's trailing section records."""
+    @staticmethod
+    def from_bpe2_file(path: str | os.PathLike[str], special_tokens: list[tuple[str, int]] | None = None, pattern: str | None = None) -> CoreBPE:
+        """from_bpe2 of the file at path, read in Rust straight into the table; OSError if unreadable."""
     def encode_ordinary(self, text: str) -> list[int]: ...
     def encode_ordinary_parallel(self, text: str, num_threads: int) -> list[int]:
         """encode_ordinary of one long text, cut at provably safe offsets and encoded on threads."""

@@ -7,18 +7,36 @@ handling, numpy output and pickling. The Rust `CoreBPE` does the work with the G
 
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING, AbstractSet, Collection, Literal, Sequence
-
 from bytepair import _core
 from bytepair.errors import UnknownTokenError, VocabError
 
+# typing and functools stay out of the import: `get_encoding` in a fresh process should pay
+# for nothing it does not use. TYPE_CHECKING is a constant that type checkers read as True.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import AbstractSet, Collection, Literal, Sequence, TypeAlias
+
     import numpy as np
     import numpy.typing as npt
 
-AllowedSpecial = Literal["all"] | AbstractSet[str]
-DisallowedSpecial = Literal["all"] | Collection[str]
+    AllowedSpecial: TypeAlias = Literal["all"] | AbstractSet[str]
+    DisallowedSpecial: TypeAlias = Literal["all"] | Collection[str]
+
+
+class _cached:
+    """``functools.cached_property`` without importing functools: computed on first access,
+    then kept in the instance dict, which later lookups find first (a non-data descriptor)."""
+
+    def __init__(self, func):
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value
 
 
 def _fix_surrogates(text: str) -> str:
@@ -364,7 +382,7 @@ class Encoding:
         """Every mergeable token's bytes, sorted."""
         return self._core_bpe.token_byte_values()
 
-    @functools.cached_property
+    @_cached
     def _mergeable_ranks(self) -> dict[bytes, int]:
         # Built on first use only: bundled encodings load straight from a binary table.
         return self._core_bpe.mergeable_ranks()
@@ -373,7 +391,7 @@ class Encoding:
     def eot_token(self) -> int:
         return self._special_tokens["<|endoftext|>"]
 
-    @functools.cached_property
+    @_cached
     def special_tokens_set(self) -> set[str]:
         return set(self._special_tokens)
 

@@ -13,12 +13,9 @@ Python version of it that the tests compare against.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from bytepair import _core
 from bytepair.encoding import Encoding
@@ -26,13 +23,24 @@ from bytepair.errors import FormatError, PatternError, TrainingError, VocabError
 from bytepair.registry.llama import LLAMA3_PATTERN
 from bytepair.registry.openai import CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN
 
+# json, logging and typing are imported where they are used, not here: `import bytepair`
+# imports this module, and start-up should not pay for them (see bytepair/__init__.py).
+TYPE_CHECKING = False  # for type checkers: a constant, without importing typing
 if TYPE_CHECKING:
+    from typing import Iterable, Iterator, Sequence
+
     import numpy as np
     import numpy.typing as npt
 
 __all__ = ["PATTERNS", "TrainedEncoding", "resolve_pattern", "train", "train_files"]
 
-log = logging.getLogger("bytepair.train")
+
+def _log():
+    """The "bytepair.train" logger (logging is imported when training first logs)."""
+    import logging
+
+    return logging.getLogger("bytepair.train")
+
 
 # nanochat's split pattern, as nanochat writes it: the GPT-4 pattern in the form minbpe and
 # rustbpe use (no possessive `\s++$` branch, `\s+` last) with numbers split 1-2 digits at a time.
@@ -295,7 +303,7 @@ def _merge(trainer, pat, vocab_size, specials, min_frequency, show_progress, nam
     distinct, total = trainer.start_merging()
     if total == 0:
         raise TrainingError(f"{what} is empty: no text to train on ({docs} documents, {nbytes} bytes)")
-    log.info("counted %d documents, %d bytes: %d chunks, %d distinct", docs, nbytes, total, distinct)
+    _log().info("counted %d documents, %d bytes: %d chunks, %d distinct", docs, nbytes, total, distinct)
     target = vocab_size - len(specials)
     done = False
     n_tokens = 256
@@ -304,9 +312,9 @@ def _merge(trainer, pat, vocab_size, specials, min_frequency, show_progress, nam
             n_tokens, done = trainer.merge(target, min_frequency, _MERGE_SLICE)
             if bar is not None:
                 bar.update(n_tokens - 256 - bar.n)
-    log.info("made %d tokens in %.2f s", n_tokens, time.perf_counter() - t0)
+    _log().info("made %d tokens in %.2f s", n_tokens, time.perf_counter() - t0)
     if n_tokens < target:
-        log.warning(
+        _log().warning(
             "stopped at %d tokens (asked for %d): no pair occurs %d or more times",
             n_tokens, target, min_frequency,
         )
@@ -358,6 +366,8 @@ def _decode(data: bytes, path: str, offset: int, errors: str) -> str:
 
 
 def _read_jsonl(path: str, text_field: str, errors: str) -> Iterator[str]:
+    import json
+
     offset = 0
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
@@ -398,6 +408,6 @@ def _progress(show: bool | None, desc: str, **kw):
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        log.info("install tqdm for a progress bar")
+        _log().info("install tqdm for a progress bar")
         return _NoBar()
     return tqdm(desc=desc, dynamic_ncols=True, **kw)

@@ -128,3 +128,34 @@ def test_llama3_missing_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     with pytest.raises(bytepair.VocabularyNotFoundError, match="llama-models"):
         bytepair.registry.llama.find_llama3_vocab()
+
+
+def test_get_encoding_imports_nothing_heavy():
+    """Start-up stays lean: a fresh `import bytepair; get_encoding(...)` loads none of the
+    modules that only other features need (checked by name, not by timing)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, bytepair; bytepair.get_encoding('o200k_base'); bytepair.get_encoding('cl100k_base'); "
+            "print(' '.join(sys.modules))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout.split())
+    heavy = {"numpy", "click", "urllib", "urllib.request", "json", "importlib.metadata", "hashlib",
+             "tempfile", "typing", "pathlib", "logging", "threading", "bytepair.formats",
+             "bytepair.scored", "bytepair.merged", "bytepair.fetch", "bytepair.cli"}
+    assert not heavy & loaded, sorted(heavy & loaded)
+
+
+def test_lazy_names_resolve_and_are_listed():
+    import bytepair
+
+    assert set(bytepair.__all__) <= set(dir(bytepair))
+    for name in bytepair.__all__:
+        assert getattr(bytepair, name) is not None
+    assert callable(bytepair.train) and callable(bytepair.load)
+    from bytepair.formats import load
+    from bytepair.merged import MergeEncoding
+
+    assert bytepair.load is load and bytepair.MergeEncoding is MergeEncoding
+    with pytest.raises(AttributeError):
+        bytepair.no_such_name  # noqa: B018

@@ -95,3 +95,34 @@ def test_convert_and_inspect_cli(tmp_path, vocab):
     assert info["format"] == "bpz2" and info["n_vocab"] == 100277
     assert info["source_sha256"] == bytepair.registry.openai.SOURCE_SHA256["cl100k_base"]
     assert info["special_tokens"]["<|endoftext|>"] == 100257 and info["max_token_len"] == 128
+
+
+def _same_core(a, b) -> bool:
+    return (a.n_mergeable, a.max_rank, a.token_byte_values()) == (b.n_mergeable, b.max_rank, b.token_byte_values())
+
+
+@pytest.mark.parametrize("fmt", ["bpe2", "bpz2"])
+def test_from_bpe2_file_reads_like_from_bpe2(tmp_path, fmt, vocab):
+    """The streaming file reader (how bundled encodings load) gives the table from_bpe2 gives,
+    and the same error for every damaged file; a missing file is FileNotFoundError."""
+    from bytepair.registry.openai import CL100K_PATTERN
+
+    bytepair.load(vocab("cl100k_base.tiktoken")).save(tmp_path / f"v.{fmt}")
+    data = (tmp_path / f"v.{fmt}").read_bytes()
+    specials = [("<|endoftext|>", 100257)]
+    a = _core.CoreBPE.from_bpe2(data, specials, CL100K_PATTERN)
+    b = _core.CoreBPE.from_bpe2_file(tmp_path / f"v.{fmt}", specials, CL100K_PATTERN)
+    assert _same_core(a, b)
+    text = "hello <|endoftext|> world"
+    assert a.encode(text, True, []) == b.encode(text, True, [])
+    damaged = {"short": data[:40], "cut table": data[: 64 + 8 * 1000 + 3], "cut blob": data[:-10],
+               "bad span": data[:64 + 8 * 5] + b"\xff" * 8 + data[64 + 8 * 6:]}
+    for what, bad in damaged.items():
+        (tmp_path / "bad").write_bytes(bad)
+        with pytest.raises(bytepair.FormatError) as want:
+            _core.CoreBPE.from_bpe2(bad, specials, CL100K_PATTERN)
+        with pytest.raises(bytepair.FormatError) as got:
+            _core.CoreBPE.from_bpe2_file(tmp_path / "bad", specials, CL100K_PATTERN)
+        assert str(got.value) == str(want.value), what
+    with pytest.raises(FileNotFoundError):
+        _core.CoreBPE.from_bpe2_file(tmp_path / "missing.bpe2", specials, CL100K_PATTERN)

@@ -19,6 +19,10 @@ pub enum Error {
     #[error("the split pattern failed on this input: {0}")]
     Split(String),
 
+    /// Reading a vocabulary file failed (the file is missing, unreadable, or changed while read).
+    #[error("{0}")]
+    Io(std::io::Error),
+
     /// A token id that is neither a mergeable rank nor a special token.
     #[error("token id {0} is not in the vocabulary")]
     UnknownToken(u32),

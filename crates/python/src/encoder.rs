@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 use rayon::prelude::*;
+use std::path::PathBuf;
 
 use crate::errors::guarded;
 use crate::ids::IntCache;
@@ -17,6 +18,21 @@ fn filter(all: bool, ids: Vec<u32>) -> SpecialFilter {
     } else {
         SpecialFilter::from_ids(ids)
     }
+}
+
+/// The encoder of a read BPE2/BPZ2 file: `specials` `None` takes the recorded ones, `pattern`
+/// `None` the recorded pattern.
+fn encoder_from_bpe2(file: bpe2::Bpe2, specials: Option<Vec<(String, u32)>>, pattern: Option<String>) -> bytepair_core::Result<Encoder> {
+    let specials = specials.unwrap_or_else(|| file.recorded_specials());
+    let pattern = match pattern {
+        Some(p) => p,
+        None => match file.meta.as_ref().map(|m| m.pattern.clone()).filter(|p| !p.is_empty()) {
+            Some(p) => p,
+            None => return Err(bytepair_core::Error::format("trailing section", "the file records no split pattern; pass one")),
+        },
+    };
+    let vocab = file.into_vocab(&specials)?;
+    Encoder::new(vocab, &pattern, specials)
 }
 
 /// The rank-BPE encoder: tiktoken's CoreBPE.
@@ -72,19 +88,20 @@ impl CoreBPE {
     #[staticmethod]
     #[pyo3(signature = (data, special_tokens=None, pattern=None))]
     fn from_bpe2(py: Python<'_>, data: &[u8], special_tokens: Option<Vec<(String, u32)>>, pattern: Option<String>) -> PyResult<Self> {
+        let inner = py.allow_threads(|| guarded(|| encoder_from_bpe2(bpe2::read(data)?, special_tokens, pattern)))?;
+        Ok(CoreBPE::wrap(inner))
+    }
+
+    /// `from_bpe2` of the file at `path`, read in Rust straight into the table (no bytes object,
+    /// no copy of the whole file): how the bundled encodings load. OSError if it cannot be read.
+    #[staticmethod]
+    #[pyo3(signature = (path, special_tokens=None, pattern=None))]
+    fn from_bpe2_file(py: Python<'_>, path: PathBuf, special_tokens: Option<Vec<(String, u32)>>, pattern: Option<String>) -> PyResult<Self> {
         let inner = py.allow_threads(|| {
             guarded(|| {
-                let file = bpe2::read(data)?;
-                let specials = special_tokens.unwrap_or_else(|| file.recorded_specials());
-                let pattern = match pattern {
-                    Some(p) => p,
-                    None => match file.meta.as_ref().map(|m| m.pattern.clone()).filter(|p| !p.is_empty()) {
-                        Some(p) => p,
-                        None => return Err(bytepair_core::Error::format("trailing section", "the file records no split pattern; pass one")),
-                    },
-                };
-                let vocab = file.into_vocab(&specials)?;
-                Encoder::new(vocab, &pattern, specials)
+                let mut file = std::fs::File::open(&path).map_err(bytepair_core::Error::Io)?;
+                let len = file.metadata().map_err(bytepair_core::Error::Io)?.len();
+                encoder_from_bpe2(bpe2::read_from(&mut file, len)?, special_tokens, pattern)
             })
         })?;
         Ok(CoreBPE::wrap(inner))

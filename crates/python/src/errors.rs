@@ -19,6 +19,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Pattern(m) => PatternError::new_err(m),
         Error::Split(m) => PyValueError::new_err(format!("the split pattern failed on this input: {m}")),
         Error::UnknownToken(id) => UnknownTokenError::new_err(id),
+        Error::Io(e) => PyErr::from(e), // FileNotFoundError, PermissionError, ... as Python raises them
     }
 }
 

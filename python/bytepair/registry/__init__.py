@@ -10,18 +10,22 @@ arguments of ``Encoding(...)``.
 
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable, Mapping
+import _thread
 
 from bytepair.encoding import Encoding
 from bytepair.registry import llama, models, openai
 
-Constructor = Callable[..., "Encoding | dict[str, Any]"]
+# threading, typing and collections.abc are left out for start-up's sake (_thread is built in).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+    Constructor = Callable[..., "Encoding | dict[str, Any]"]
 
 ENTRY_POINT_GROUP = "bytepair.encodings"
 
 _BUILTIN: dict[str, Constructor] = {**openai.ENCODING_CONSTRUCTORS, **llama.ENCODING_CONSTRUCTORS}
-_lock = threading.RLock()
+_lock = _thread.RLock()
 _cache: dict[str, Encoding] = {}
 _plugins: dict[str, Constructor] | None = None
 
@@ -31,6 +35,7 @@ def _plugin_constructors() -> dict[str, Constructor]:
     with _lock:
         if _plugins is None:
             # Imported here: importlib.metadata costs ~10 ms, and start-up should not pay it.
+            from collections.abc import Mapping
             from importlib.metadata import entry_points
 
             found: dict[str, Constructor] = {}

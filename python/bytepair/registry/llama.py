@@ -8,13 +8,15 @@ Meta's license does not let us bundle the vocabulary, so it is read from the use
 
 from __future__ import annotations
 
-import importlib.util
 import os
-from pathlib import Path
 
 from bytepair import _core
 from bytepair.encoding import Encoding
 from bytepair.errors import FormatError, VocabularyNotFoundError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LLAMA3_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
@@ -39,6 +41,10 @@ def llama3_special_tokens() -> dict[str, int]:
 
 
 def find_llama3_vocab(path: str | os.PathLike | None = None) -> Path:
+    # Imported here, not at the top: the registry imports this module at start-up.
+    import importlib.util
+    from pathlib import Path
+
     if path is not None:
         return Path(path)
     if os.environ.get("BYTEPAIR_LLAMA3_PATH"):

@@ -9,14 +9,23 @@ SHA-256.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-from bytepair import _core, fetch
+from bytepair import _core
 from bytepair.encoding import Encoding
-from bytepair.formats.gpt2 import data_gym_to_mergeable_bpe_ranks
-from bytepair.formats.tiktoken import load_tiktoken_bpe
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+# pathlib, the downloader and the text-format readers are imported by the encodings that need
+# them: the bundled ones load with none of them.
+_DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+
+
+def __getattr__(name: str):
+    if name == "DATA":  # the bundled tables' folder, as a Path (pathlib loads only if asked)
+        from pathlib import Path
+
+        return Path(_DATA_DIR)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 BLOB = "https://openaipublic.blob.core.windows.net"
 
 ENDOFTEXT = "<|endoftext|>"
@@ -53,8 +62,8 @@ SOURCE_SHA256 = {
 
 
 def _bundled(name: str, table: str, pattern: str, special_tokens: dict[str, int]) -> Encoding:
-    data = (DATA / f"{table}.bpe2").read_bytes()
-    core = _core.CoreBPE.from_bpe2(data, list(special_tokens.items()), pattern)
+    path = os.path.join(_DATA_DIR, f"{table}.bpe2")
+    core = _core.CoreBPE.from_bpe2_file(path, list(special_tokens.items()), pattern)
     enc = Encoding._from_core(name, core, pattern, special_tokens)
     enc._source_sha256 = bytes.fromhex(SOURCE_SHA256[table])  # kept by enc.save("x.bpe2")
     return enc
@@ -88,6 +97,8 @@ def o200k_harmony() -> Encoding:
 
 
 def _downloaded(name: str, file: str, sha256: str, specials: dict[str, int], n_vocab: int | None) -> Encoding:
+    from bytepair.formats.tiktoken import load_tiktoken_bpe
+
     ranks = load_tiktoken_bpe(f"{BLOB}/encodings/{file}", expected_hash=sha256)
     return Encoding(name, pat_str=R50K_PATTERN, mergeable_ranks=ranks, special_tokens=specials,
                     explicit_n_vocab=n_vocab)
@@ -112,6 +123,9 @@ def p50k_edit() -> Encoding:
 
 
 def gpt2() -> Encoding:
+    from bytepair import fetch
+    from bytepair.formats.gpt2 import data_gym_to_mergeable_bpe_ranks
+
     vocab_bpe = fetch.read_file(f"{BLOB}/gpt-2/encodings/main/vocab.bpe",
                                 "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5")
     encoder_json = fetch.read_file(f"{BLOB}/gpt-2/encodings/main/encoder.json",

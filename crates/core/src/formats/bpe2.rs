@@ -95,6 +95,15 @@ fn err(at: usize, field: &str, message: impl std::fmt::Display) -> Error {
 
 /// Reads the header and the trailing section; checks every size against the file's length.
 pub fn read_info(data: &[u8]) -> Result<Info> {
+    let mut info = read_header(data, data.len())?;
+    let payload_end = info.payload.1;
+    info.meta = if payload_end < data.len() { Some(read_trailer(&data[payload_end..], payload_end)?) } else { None };
+    Ok(info)
+}
+
+/// The header, at the start of `data`, of a file of `file_len` bytes (`data` may hold just the
+/// header): every size is checked against `file_len`. `meta` is left `None`.
+fn read_header(data: &[u8], file_len: usize) -> Result<Info> {
     if data.len() < HEADER_LEN {
         return Err(err(0, "header", format!("file is {} bytes, shorter than the 64-byte header", data.len())));
     }
@@ -120,8 +129,8 @@ pub fn read_info(data: &[u8]) -> Result<Info> {
     let (payload_end, compressed_size) = if compressed {
         let csize = u32_at(data, 52);
         let end = HEADER_LEN as u64 + csize as u64;
-        if (data.len() as u64) < end {
-            return Err(err(52, "compressed_size", format!("a {csize}-byte zstd frame needs {end} bytes, the file has {}", data.len())));
+        if (file_len as u64) < end {
+            return Err(err(52, "compressed_size", format!("a {csize}-byte zstd frame needs {end} bytes, the file has {file_len}")));
         }
         let limit = MAX_INFLATE_FLOOR.max(MAX_RATIO * csize as u64);
         if inflated > limit {
@@ -131,61 +140,65 @@ pub fn read_info(data: &[u8]) -> Result<Info> {
         (end as usize, Some(csize))
     } else {
         let end = HEADER_LEN as u64 + inflated;
-        if (data.len() as u64) < end {
+        if (file_len as u64) < end {
             return Err(err(8, "token_count/blob_size", format!(
-                "{token_count} table entries and a {blob_size}-byte blob need {end} bytes, the file has {}", data.len())));
+                "{token_count} table entries and a {blob_size}-byte blob need {end} bytes, the file has {file_len}")));
         }
         (end as usize, None)
     };
-    let meta = if payload_end < data.len() { Some(read_trailer(data, payload_end)?) } else { None };
-    Ok(Info { compressed, token_count, max_token_len, blob_size, source_hash, compressed_size, meta, payload: (HEADER_LEN, payload_end) })
+    Ok(Info { compressed, token_count, max_token_len, blob_size, source_hash, compressed_size, meta: None, payload: (HEADER_LEN, payload_end) })
 }
 
-/// A cursor over the trailing section that names the field and offset of any failure.
+/// A cursor over the trailing section that names the field and file offset of any failure.
 struct Cursor<'a> {
     data: &'a [u8],
     at: usize,
+    /// The file offset of `data[0]`.
+    base: usize,
 }
 
 impl<'a> Cursor<'a> {
     fn u32(&mut self, field: &str) -> Result<u32> {
         if self.data.len() - self.at < 4 {
-            return Err(err(self.at, field, "expected a u32, found the end of the file"));
+            return Err(err(self.base + self.at, field, "expected a u32, found the end of the file"));
         }
         let v = u32_at(self.data, self.at);
         self.at += 4;
         Ok(v)
     }
     fn str(&mut self, field: &str) -> Result<String> {
-        let len_at = self.at;
+        let len_at = self.base + self.at;
         let len = self.u32(field)? as usize;
         if self.data.len() - self.at < len {
             return Err(err(len_at, field, format!("length {len} runs past the end of the file ({} bytes left)", self.data.len() - self.at)));
         }
         let bytes = &self.data[self.at..self.at + len];
-        let s = std::str::from_utf8(bytes).map_err(|e| err(self.at, field, format!("not UTF-8: {e}")))?;
+        let s = std::str::from_utf8(bytes).map_err(|e| err(self.base + self.at, field, format!("not UTF-8: {e}")))?;
         self.at += len;
         Ok(s.to_owned())
     }
 }
 
-fn read_trailer(data: &[u8], start: usize) -> Result<Meta> {
-    let rest = data.len() - start;
+/// The trailing section: `data` is the file from the section's start, at file offset `base`,
+/// to the end of the file.
+fn read_trailer(data: &[u8], base: usize) -> Result<Meta> {
+    let err = |at: usize, field: &str, message: String| err(base + at, field, message);
+    let rest = data.len();
     if rest < 12 {
-        return Err(err(start, "trailing section", format!("{rest} bytes after the table; a trailing section has a 12-byte header")));
+        return Err(err(0, "trailing section", format!("{rest} bytes after the table; a trailing section has a 12-byte header")));
     }
-    if &data[start..start + 4] != TRAILER_MAGIC {
-        return Err(err(start, "trailing section magic", format!("expected b\"BPEM\" after the table, found {:?}", &data[start..start + 4])));
+    if &data[0..4] != TRAILER_MAGIC {
+        return Err(err(0, "trailing section magic", format!("expected b\"BPEM\" after the table, found {:?}", &data[0..4])));
     }
-    let version = u32_at(data, start + 4);
+    let version = u32_at(data, 4);
     if version != TRAILER_VERSION {
-        return Err(err(start + 4, "trailing section version", format!("expected {TRAILER_VERSION}, found {version}")));
+        return Err(err(4, "trailing section version", format!("expected {TRAILER_VERSION}, found {version}")));
     }
-    let body_len = u32_at(data, start + 8) as usize;
+    let body_len = u32_at(data, 8) as usize;
     if body_len != rest - 12 {
-        return Err(err(start + 8, "trailing section length", format!("says {body_len} bytes follow, the file has {}", rest - 12)));
+        return Err(err(8, "trailing section length", format!("says {body_len} bytes follow, the file has {}", rest - 12)));
     }
-    let mut c = Cursor { data, at: start + 12 };
+    let mut c = Cursor { data, at: 12, base };
     let name = c.str("name")?;
     let pattern = c.str("pattern")?;
     let count_at = c.at;
@@ -230,19 +243,34 @@ pub fn read(data: &[u8]) -> Result<Bpe2> {
     // Offsets in errors are file offsets for BPE2, offsets into the inflated data for BPZ2.
     let (base, where_) = if info.compressed { (0, "token table (inflated)") } else { (HEADER_LEN, "token table") };
     let mut spans = Vec::with_capacity(count);
-    for id in 0..count {
-        let at = 8 * id;
-        let (off, len) = (u32_at(table, at), u32_at(table, at + 4));
+    push_spans(&mut spans, &table[..8 * count], &info, base, where_)?;
+    let blob = table[8 * count..8 * count + blob_size].to_vec();
+    let file = Bpe2 { spans, blob, source_hash: info.source_hash, meta: info.meta, compressed: info.compressed };
+    check_specials(&file)?;
+    Ok(file)
+}
+
+/// Decodes and checks table entries (8 bytes each) onto `spans`; `base` is the file offset of
+/// entry `spans.len()` (as given), for error messages.
+fn push_spans(spans: &mut Vec<(u32, u32)>, entries: &[u8], info: &Info, base: usize, where_: &str) -> Result<()> {
+    let blob_size = info.blob_size;
+    for (k, e) in entries.chunks_exact(8).enumerate() {
+        let id = spans.len();
+        let at = base + 8 * k;
+        let (off, len) = (u32_at(e, 0), u32_at(e, 4));
         if off as u64 + len as u64 > blob_size as u64 {
-            return Err(err(base + at, where_, format!("token {id} spans {off}..{} past the {blob_size}-byte blob", off as u64 + len as u64)));
+            return Err(err(at, where_, format!("token {id} spans {off}..{} past the {blob_size}-byte blob", off as u64 + len as u64)));
         }
         if len > info.max_token_len {
-            return Err(err(base + at + 4, where_, format!("token {id} is {len} bytes, more than max_token_len {}", info.max_token_len)));
+            return Err(err(at + 4, where_, format!("token {id} is {len} bytes, more than max_token_len {}", info.max_token_len)));
         }
         spans.push((off, len));
     }
-    let blob = table[8 * count..8 * count + blob_size].to_vec();
-    let file = Bpe2 { spans, blob, source_hash: info.source_hash, meta: info.meta, compressed: info.compressed };
+    Ok(())
+}
+
+/// The trailing section's special tokens must be in the table at their ids.
+fn check_specials(file: &Bpe2) -> Result<()> {
     if let Some(meta) = &file.meta {
         for (spelling, id) in &meta.specials {
             match file.token(*id) {
@@ -250,11 +278,72 @@ pub fn read(data: &[u8]) -> Result<Bpe2> {
                 Some(t) => return Err(err(0, "trailing section", format!(
                     "special token {spelling:?} has id {id}, but the table holds {:?} there", String::from_utf8_lossy(t)))),
                 None => return Err(err(0, "trailing section", format!(
-                    "special token {spelling:?} has id {id}, which has no entry in the {count}-entry table"))),
+                    "special token {spelling:?} has id {id}, which has no entry in the {}-entry table", file.spans.len()))),
             }
         }
     }
+    Ok(())
+}
+
+/// Table entries decoded per read in [`read_from`]: 32 KiB of file at a time.
+const ENTRIES_PER_READ: usize = 4096;
+
+/// Reads a BPE2 file of `file_len` bytes from `r` straight into the table it becomes: the
+/// header, then the token table a chunk at a time into `spans`, then the blob into its own
+/// buffer, then the trailing section. The file is never held in memory whole, so loading
+/// copies each byte once (from the OS into its final place) and touches no memory for a
+/// buffer that is thrown away. The checks and errors are those of [`read`]; a BPZ2 file (or
+/// one that is neither) is read whole and handed to [`read`].
+pub fn read_from<R: std::io::Read>(r: &mut R, file_len: u64) -> Result<Bpe2> {
+    let mut head = [0u8; HEADER_LEN];
+    let got = read_up_to(r, &mut head)?;
+    if got < HEADER_LEN || &head[0..4] != MAGIC {
+        let mut data = head[..got].to_vec();
+        r.read_to_end(&mut data).map_err(io)?;
+        return read(&data);
+    }
+    let file_len = usize::try_from(file_len).map_err(|_| err(0, "header", "file too large for this platform"))?;
+    let info = read_header(&head, file_len)?;
+    let count = info.token_count as usize;
+    let mut spans = Vec::with_capacity(count);
+    let mut chunk = vec![0u8; 8 * ENTRIES_PER_READ.min(count)];
+    while spans.len() < count {
+        let entries = &mut chunk[..8 * (count - spans.len()).min(ENTRIES_PER_READ)];
+        r.read_exact(entries).map_err(io)?;
+        let base = HEADER_LEN + 8 * spans.len();
+        push_spans(&mut spans, entries, &info, base, "token table")?;
+    }
+    let mut blob = vec![0u8; info.blob_size as usize];
+    r.read_exact(&mut blob).map_err(io)?;
+    let payload_end = info.payload.1;
+    let mut rest = Vec::with_capacity(file_len - payload_end);
+    r.read_to_end(&mut rest).map_err(io)?;
+    if rest.len() != file_len - payload_end {
+        return Err(Error::Io(std::io::Error::other(format!(
+            "the file changed while it was read ({} bytes expected after the table, {} found)", file_len - payload_end, rest.len()))));
+    }
+    let meta = if rest.is_empty() { None } else { Some(read_trailer(&rest, payload_end)?) };
+    let file = Bpe2 { spans, blob, source_hash: info.source_hash, meta, compressed: false };
+    check_specials(&file)?;
     Ok(file)
+}
+
+/// Fills `buf` from `r` as far as the data goes; returns how many bytes were read.
+fn read_up_to<R: std::io::Read>(r: &mut R, buf: &mut [u8]) -> Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Ok(got)
+}
+
+fn io(e: std::io::Error) -> Error {
+    Error::Io(e)
 }
 
 /// Writes a vocabulary as BPE2 (or BPZ2 when `zstd_level` is given), with a trailing section
@@ -331,6 +420,12 @@ impl Bpe2 {
     /// in the table at its id with the same bytes; otherwise its id must be free.
     pub fn into_vocab(self, specials: &[(String, u32)]) -> Result<Vocab> {
         let Bpe2 { mut spans, mut blob, .. } = self;
+        // Room for the specials in one step (exact, not doubling: a table can be megabytes).
+        let top = specials.iter().map(|s| s.1 as usize + 1).max().unwrap_or(0);
+        if top > spans.len() && top <= crate::vocab::MAX_TOKEN_ID as usize + 1 {
+            spans.reserve_exact(top - spans.len());
+        }
+        blob.reserve_exact(specials.iter().map(|s| s.0.len()).sum());
         let mut special_ids = Vec::with_capacity(specials.len());
         for (spelling, id) in specials {
             let i = *id as usize;
@@ -384,6 +479,36 @@ mod tests {
         let mut bad = data.clone();
         bad[64 + 8 * 256..64 + 8 * 256 + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(read(&bad).unwrap_err().to_string().contains("past the"));
+    }
+
+    /// `read_from` (streaming, as files are loaded) agrees with `read` on every file, good or bad.
+    #[test]
+    fn read_from_agrees_with_read() {
+        let v = toy();
+        let meta = Meta { name: "toy".into(), pattern: r"\w+".into(), specials: vec![("<s>".into(), 300)] };
+        let plain = write(&v, [1; 32], Some(&meta), None).unwrap();
+        let packed = write(&v, [1; 32], Some(&meta), Some(19)).unwrap();
+        let bare = write(&v, [1; 32], None, None).unwrap();
+        let mut bad_span = bare.clone();
+        bad_span[64 + 8 * 200..64 + 8 * 200 + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let mut bad_trailer = plain.clone();
+        let n = bad_trailer.len();
+        bad_trailer[n - 5] ^= 0xff;
+        let mut cases = vec![plain.clone(), packed, bare.clone(), bad_span, bad_trailer, plain[..40].to_vec(), vec![]];
+        for cut in [64, 64 + 8 * 100 + 3, bare.len() - 1, bare.len() + 5] {
+            cases.push(plain[..cut].to_vec());
+        }
+        for data in cases {
+            let want = read(&data);
+            let got = read_from(&mut &data[..], data.len() as u64);
+            match (want, got) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!((a.spans, a.blob, a.meta, a.source_hash), (b.spans, b.blob, b.meta, b.source_hash));
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("read gave {a:?}, read_from gave {b:?}"),
+            }
+        }
     }
 
     #[test]
