@@ -24,8 +24,10 @@ class ScoreEncoding:
     def __init__(self, name: str, core, source_format: str):
         self.name = name
         self._core = core
-        # Bound once: `encode` is called per line, and each attribute lookup shows at that rate.
-        self._encode = core.encode
+        # The core's encode has this class's signature and checks (str only, lone surrogates
+        # repaired), so each instance calls it directly: a Python frame in between costs more
+        # than a short line takes to encode. The method below says the same for the class.
+        self.encode = core.encode
         self.source_format = source_format
         self.n_vocab = core.n_vocab
         self.bos_id = core.bos_id
@@ -47,7 +49,7 @@ class ScoreEncoding:
         """Token ids of ``text``, exactly as the home system (``sentencepiece`` or llama2.c)
         gives them; BOS/EOS when asked and the model has them. Lone surrogates become U+FFFD;
         anything but a ``str`` is a TypeError (both checked in the core, off the common path)."""
-        return self._encode(text, add_bos, add_eos)
+        return self._core.encode(text, add_bos=add_bos, add_eos=add_eos)
 
     def encode_ordinary(self, text: str) -> list[int]:
         return self.encode(text)
@@ -58,7 +60,7 @@ class ScoreEncoding:
     def encode_batch(self, texts: Sequence[str], *, add_bos: bool = False, add_eos: bool = False,
                      num_threads: int = 8) -> list[list[int]]:
         """``[encode(t) for t in texts]``, on up to ``num_threads`` threads with the GIL released."""
-        return self._core.encode_batch(texts, add_bos, add_eos, num_threads)
+        return self._core.encode_batch(texts, add_bos=add_bos, add_eos=add_eos, num_threads=num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         return self.encode_batch(texts, num_threads=num_threads)

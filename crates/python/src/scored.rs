@@ -57,7 +57,7 @@ impl ScoreBPE {
     }
 
     /// The ids of `text` (any `str`: lone surrogates become U+FFFD first, see `text.rs`).
-    #[pyo3(signature = (text, add_bos=false, add_eos=false))]
+    #[pyo3(signature = (text, *, add_bos=false, add_eos=false))]
     fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, add_bos: bool, add_eos: bool) -> PyResult<Bound<'py, PyList>> {
         let text = crate::text::text(text)?;
         let ids = py.allow_threads(|| guarded(|| Ok(self.inner.encode(&text, add_bos, add_eos))))?;
@@ -65,7 +65,7 @@ impl ScoreBPE {
     }
 
     /// Encodes many texts on up to `num_threads` threads, the GIL released while they work.
-    #[pyo3(signature = (texts, add_bos=false, add_eos=false, num_threads=8))]
+    #[pyo3(signature = (texts, *, add_bos=false, add_eos=false, num_threads=8))]
     fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, add_bos: bool, add_eos: bool, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
         crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| Ok(self.inner.encode(t, add_bos, add_eos))))

@@ -56,14 +56,6 @@ pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
     if n != b.len() {
         return false;
     }
-    #[inline(always)]
-    fn u64_at(s: &[u8], i: usize) -> u64 {
-        u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
-    }
-    #[inline(always)]
-    fn u32_at(s: &[u8], i: usize) -> u32 {
-        u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
-    }
     match n {
         0 => true,
         1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
@@ -71,6 +63,33 @@ pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
         8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
         _ => a == b,
     }
+}
+
+#[inline(always)]
+fn u64_at(s: &[u8], i: usize) -> u64 {
+    u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
+}
+
+#[inline(always)]
+fn u32_at(s: &[u8], i: usize) -> u32 {
+    u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
+}
+
+/// The hash of the piece index: keys of up to 16 bytes (nearly all) are read as two
+/// overlapping words, as in [`short_eq`], and mixed with one folded multiply, inline; longer
+/// keys go through foldhash. Equality is always checked, so the hash only has to spread keys.
+#[inline(always)]
+fn hash_bytes(hasher: &Hasher, b: &[u8]) -> u64 {
+    let n = b.len();
+    let (x, y) = match n {
+        0 => (0, 0),
+        1..=3 => (((b[0] as u64) << 16) | ((b[n / 2] as u64) << 8) | b[n - 1] as u64, 0),
+        4..=7 => (u32_at(b, 0) as u64, u32_at(b, n - 4) as u64),
+        8..=16 => (u64_at(b, 0), u64_at(b, n - 8)),
+        _ => return hasher.hash_one(b),
+    };
+    let p = (x ^ 0x243f_6a88_85a3_08d3) as u128 * (y ^ 0x1319_8a2e_0370_7344 ^ ((n as u64) << 56)) as u128;
+    (p as u64) ^ (p >> 64) as u64
 }
 
 /// A symbol: a byte range of the segment, its id when known, and whether it may merge.
@@ -139,13 +158,13 @@ impl ScoreVocab {
             if !mergeable || bytes.is_empty() {
                 continue;
             }
-            let hash = v.hasher.hash_one(bytes);
+            let hash = hash_bytes(&v.hasher, bytes);
             let (spans, blob) = (&v.spans, &v.blob);
             let tok = |i: u32| {
                 let (o, l) = spans[i as usize];
                 &blob[o as usize..(o + l) as usize]
             };
-            match v.index.entry(hash, |&i| tok(i) == bytes, |&i| v.hasher.hash_one(tok(i))) {
+            match v.index.entry(hash, |&i| tok(i) == bytes, |&i| hash_bytes(&v.hasher, tok(i))) {
                 hashbrown::hash_table::Entry::Occupied(e) => {
                     return Err(Error::Vocab(format!(
                         "piece {:?} appears twice, at ids {} and {id}",
@@ -193,7 +212,7 @@ impl ScoreVocab {
     /// The hash [`lookup`](Self::lookup) uses, for callers that key other tables by it too.
     #[inline]
     pub fn hash(&self, bytes: &[u8]) -> u64 {
-        self.hasher.hash_one(bytes)
+        hash_bytes(&self.hasher, bytes)
     }
 
     #[inline]
