@@ -1,4 +1,7 @@
-//! Ad-hoc timing of score BPE per document (temporary).
+//! Ad-hoc timing of score BPE in the core alone, one document per call, with the segment cache
+//! cold (a new tokenizer) and warm (a second pass). Not a benchmark of record: the side-by-side
+//! figures are benchmarks/formats.py's.
+//! Usage: [MB=4] [REPS=5] cargo run --release --example score_profile -- <model.model> <text file>
 use bytepair_core::formats::sentencepiece;
 use bytepair_core::scored::ScoreTokenizer;
 use std::time::Instant;
