@@ -103,6 +103,9 @@ pub struct Symbol {
     pub frozen: bool,
 }
 
+/// The longest piece the pair table holds.
+const PAIR_MAX: usize = 64;
+
 #[inline]
 fn pair_key(a: u32, b: u32) -> u64 {
     (a as u64) << 32 | b as u64
@@ -180,6 +183,9 @@ impl ScoreVocab {
         let mut pairs = hashbrown::HashMap::with_capacity_and_hasher(v.index.len() * 2, Hasher::default());
         for &id in v.index.iter() {
             let (o, l) = v.spans[id as usize];
+            if l as usize > PAIR_MAX {
+                continue; // found by its bytes instead (see `pair`): keeps loading linear
+            }
             let p = &v.blob[o as usize..(o + l) as usize];
             for k in 1..p.len() {
                 if let (Some(a), Some(b)) = (v.lookup(&p[..k]), v.lookup(&p[k..])) {
@@ -195,9 +201,11 @@ impl ScoreVocab {
     /// An unfrozen symbol's id is `NONE` or the index id of its bytes (see [`Symbol`]), so two
     /// known ids give the answer from the pair table; a symbol with no id (a character that is
     /// no piece) falls back to looking up the bytes.
+    /// Pieces longer than [`PAIR_MAX`] bytes are not in the table (a hostile 100 KB piece would
+    /// cost quadratic time to cut every way at load); a pair that long is looked up by bytes.
     #[inline]
     fn pair(&self, text: &[u8], a: &Symbol, b: &Symbol) -> Option<u32> {
-        if a.id != NONE && b.id != NONE {
+        if a.id != NONE && b.id != NONE && (b.end - a.start) as usize <= PAIR_MAX {
             self.pairs.get(&pair_key(a.id, b.id)).copied()
         } else {
             self.lookup(&text[a.start as usize..b.end as usize])
@@ -491,6 +499,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn pieces_longer_than_the_pair_table_still_merge() {
+        // Runs of 1, 2, 4, ... 2 * PAIR_MAX bytes, shorter ones scoring higher: BPE builds the
+        // longest, whose last merge (two halves of PAIR_MAX) is past the pair table.
+        let runs: Vec<Vec<u8>> = (0..).map(|k| vec![b'a'; 1 << k]).take_while(|r| r.len() <= 2 * PAIR_MAX).collect();
+        let pieces: Vec<(&[u8], f32, bool)> = runs.iter().enumerate().map(|(k, r)| (&r[..], -(k as f32), true)).collect();
+        let v = ScoreVocab::new(&pieces).unwrap();
+        let text = vec![b'a'; 2 * PAIR_MAX];
+        let mut syms = chars(&text, &v);
+        let mut got = vec![];
+        merge(&v, &text, &mut syms, &mut Scratch::default(), |s| got.push(s.id));
+        assert_eq!(got, vec![runs.len() as u32 - 1]);
     }
 
     #[test]
