@@ -24,6 +24,10 @@ class ScoreEncoding:
     def __init__(self, name: str, core, source_format: str):
         self.name = name
         self._core = core
+        # The core's encode has this class's signature and checks (str only, lone surrogates
+        # repaired), so each instance calls it directly: a Python frame in between costs more
+        # than a short line takes to encode. The method below says the same for the class.
+        self.encode = core.encode
         self.source_format = source_format
         self.n_vocab = core.n_vocab
         self.bos_id = core.bos_id
@@ -43,13 +47,9 @@ class ScoreEncoding:
 
     def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
         """Token ids of ``text``, exactly as the home system (``sentencepiece`` or llama2.c)
-        gives them; BOS/EOS when asked and the model has them."""
-        if not isinstance(text, str):
-            raise TypeError(f"expected text as str, got {type(text).__name__}")
-        try:
-            return self._core.encode(text, add_bos, add_eos)
-        except UnicodeEncodeError:
-            return self._core.encode(_fix_surrogates(text), add_bos, add_eos)
+        gives them; BOS/EOS when asked and the model has them. Lone surrogates become U+FFFD;
+        anything but a ``str`` is a TypeError (both checked in the core, off the common path)."""
+        return self._core.encode(text, add_bos=add_bos, add_eos=add_eos)
 
     def encode_ordinary(self, text: str) -> list[int]:
         return self.encode(text)
@@ -59,8 +59,8 @@ class ScoreEncoding:
 
     def encode_batch(self, texts: Sequence[str], *, add_bos: bool = False, add_eos: bool = False,
                      num_threads: int = 8) -> list[list[int]]:
-        texts = [_fix_surrogates(t) for t in texts]
-        return self._core.encode_batch(texts, add_bos, add_eos, num_threads)
+        """``[encode(t) for t in texts]``, on up to ``num_threads`` threads with the GIL released."""
+        return self._core.encode_batch(texts, add_bos=add_bos, add_eos=add_eos, num_threads=num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         return self.encode_batch(texts, num_threads=num_threads)
@@ -145,7 +145,3 @@ class ScoreEncoding:
             return self._core.to_leap()
         raise ValueError(f"a score-BPE model cannot be written as {fmt} (only sentencepiece or leap): "
                          "the formats differ in algorithm, not just layout")
-
-
-def _fix_surrogates(text: str) -> str:
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")

@@ -70,6 +70,25 @@ def test_qtkr_matches_tiktoken(cl100k, exported, docs):
     assert sum(q.encode(d) != ref.encode_ordinary(d) for d in docs) == 0
 
 
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_merge_list_batches_match_the_references(cl100k, exported, docs, num_threads):
+    """The threaded batch of a merge-list model: QTKR gives tiktoken's batch, tokenizer.json
+    (read by bytepair) gives HF tokenizers' batch, in order; BOS/EOS added to each."""
+    from tokenizers import Tokenizer
+
+    ref, _ = cl100k
+    batch = docs[:1500]
+    q = _cached(exported, "q", lambda: bytepair.load(exported / "v.qtkr", pat_str=CL100K_PATTERN))
+    want = ref.encode_ordinary_batch(batch)
+    assert q.encode_batch(batch, num_threads=num_threads) == want
+    assert q.encode_batch(batch, add_eos=True, num_threads=num_threads) == [w + [100257] for w in want]
+    hf = Tokenizer.from_file(str(exported / "tokenizer.json"))
+    ours = bytepair.load(exported / "tokenizer.json")
+    assert ours.encode_batch(batch, num_threads=num_threads) == [e.ids for e in hf.encode_batch(batch, add_special_tokens=False)]
+    with pytest.raises(TypeError, match="expected text as str"):
+        q.encode_batch(["fine", b"bytes"])
+
+
 def test_leap_matches_tiktoken_per_piece(cl100k, exported, docs):
     ref, _ = cl100k
     leap = bytepair.load(exported / "v.leap")

@@ -78,3 +78,34 @@ def test_user_defined_and_control_pieces(mistral):
     assert user and control
     text = " ".join(user[:10] + control[:10]) + "x".join(user[10:])
     assert ours.encode(text) == ref.encode(text)
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_batch_matches_sentencepiece(pair, docs, num_threads):
+    """The threaded batch gives sentencepiece's own batch result, in order."""
+    ref, ours = pair
+    batch = docs[:3000]
+    assert ours.encode_batch(batch, num_threads=num_threads) == ref.encode(batch)
+    assert (ours.encode_batch(batch, add_bos=True, add_eos=True, num_threads=num_threads)
+            == ref.encode(batch, add_bos=True, add_eos=True))
+
+
+def test_lone_surrogates_become_replacement_characters(pair):
+    """Text that cannot be UTF-8 is repaired as `Encoding` does (each lone surrogate becomes
+    U+FFFD, a split pair is joined), then encoded as sentencepiece encodes the repaired text."""
+    ref, ours = pair
+    cases = {"a\ud800b": "a\ufffdb", "x \udfff": "x \ufffd", "\ud83d\ude00 ok": "\U0001f600 ok"}
+    for bad, repaired in cases.items():
+        assert ours.encode(bad) == ref.encode(repaired)
+    assert ours.encode_batch(list(cases), num_threads=2) == ref.encode(list(cases.values()))
+
+
+@pytest.mark.parametrize("bad", [b"bytes", 123, None])
+def test_non_str_is_type_error(pair, bad):
+    _, ours = pair
+    with pytest.raises(TypeError, match="expected text as str"):
+        ours.encode(bad)
+    with pytest.raises(TypeError, match="expected text as str"):
+        ours.encode_batch(["fine", bad])
+    with pytest.raises(TypeError):
+        ours.encode_batch("a single str")

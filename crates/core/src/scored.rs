@@ -431,6 +431,25 @@ impl ScoreTokenizer {
         if self.add_dummy_prefix && !self.whitespace_suffix {
             out.push_str(space);
         }
+        if !self.remove_extra_whitespaces {
+            // Every space becomes the space symbol; nothing else changes. Runs between spaces
+            // are copied whole (`str::split` would cost a searcher step per space, and spaces
+            // are every few bytes).
+            let bytes = text.as_bytes();
+            let mut run = 0;
+            for (i, &b) in bytes.iter().enumerate() {
+                if b == b' ' {
+                    out.push_str(&text[run..i]);
+                    out.push_str(space);
+                    run = i + 1;
+                }
+            }
+            out.push_str(&text[run..]);
+            if self.add_dummy_prefix && self.whitespace_suffix {
+                out.push_str(space);
+            }
+            return;
+        }
         let mut prev_space = false;
         for (i, piece) in text.split(' ').enumerate() {
             if i > 0 {

@@ -193,11 +193,8 @@ impl CoreBPE {
             .map(|m| (m.start, m.end, m.id, self.inner.specials().tokens()[m.spelling].0.clone()))
     }
 
-    /// Encodes many texts on all cores. `allowed_*` as in `encode`.
-    ///
-    /// Worker threads encode with the GIL released while this thread, holding the GIL only
-    /// between results, turns each finished result into a list: building lists is the serial
-    /// part of a batch, and overlapping it with the encoding is what lets a batch use the cores.
+    /// Encodes many texts on up to `num_threads` threads (see `threads::encode_batch`).
+    /// `allowed_*` as in `encode`.
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
@@ -207,44 +204,7 @@ impl CoreBPE {
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let allowed = filter(allowed_all, allowed_ids);
-        let one = |t: &PyBackedStr| guarded(|| self.inner.encode(t, &allowed));
-        if num_threads <= 1 || texts.len() <= 1 {
-            let all = py.allow_threads(|| texts.iter().map(one).collect::<PyResult<Vec<_>>>())?;
-            let lists = all.iter().map(|ids| self.ints.list(py, ids)).collect::<PyResult<Vec<_>>>()?;
-            return PyList::new(py, lists);
-        }
-        let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, PyResult<Vec<u32>>)>();
-        let mut first_err = None;
-        std::thread::scope(|scope| {
-            let texts = &texts;
-            let one = &one;
-            scope.spawn(move || {
-                crate::threads::with_threads(num_threads, || {
-                    texts.par_iter().enumerate().for_each_with(tx, |tx, (i, t)| {
-                        // The receiver only goes away after every result arrived.
-                        let _ = tx.send((i, one(t)));
-                    })
-                })
-            });
-            let mut rx = rx;
-            for _ in 0..texts.len() {
-                let (got, back) = py.allow_threads(move || (rx.recv(), rx));
-                rx = back;
-                let Ok((i, res)) = got else { break };
-                match res.and_then(|ids| self.ints.list(py, &ids)) {
-                    Ok(list) => lists[i] = Some(list),
-                    Err(e) => {
-                        first_err.get_or_insert(e);
-                    }
-                }
-            }
-        });
-        if let Some(e) = first_err {
-            return Err(e);
-        }
-        let lists: Vec<Bound<'py, PyList>> = lists.into_iter().map(|l| l.expect("every text was encoded")).collect();
-        PyList::new(py, lists)
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| self.inner.encode(t, &allowed)))
     }
 
     fn encode_single_piece(&self, piece: &[u8]) -> Vec<u32> {

@@ -8,6 +8,7 @@ mod formats;
 mod ids;
 mod merged;
 mod scored;
+mod text;
 mod threads;
 mod train;
 

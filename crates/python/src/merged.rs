@@ -8,12 +8,21 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::encoder::CoreBPE;
 use crate::errors::guarded;
+use crate::ids::IntCache;
 
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct MergeBPE {
     inner: MergeTokenizer,
     tokens: Vec<Vec<u8>>,
     merges: Vec<(u32, u32, u32)>,
+    ints: IntCache,
+}
+
+impl MergeBPE {
+    fn wrap(inner: MergeTokenizer, tokens: Vec<Vec<u8>>, merges: Vec<(u32, u32, u32)>) -> Self {
+        let ints = IntCache::new(inner.len());
+        MergeBPE { inner, tokens, merges, ints }
+    }
 }
 
 #[pymethods]
@@ -35,7 +44,7 @@ impl MergeBPE {
         py.allow_threads(|| {
             guarded(|| {
                 let inner = MergeTokenizer::new(&tokens, &merges, char_level, ignore_merges, pattern.as_deref(), emit_gaps, special_tokens)?;
-                Ok(MergeBPE { inner, tokens, merges })
+                Ok(MergeBPE::wrap(inner, tokens, merges))
             })
         })
     }
@@ -56,7 +65,7 @@ impl MergeBPE {
                     .into_iter()
                     .collect();
                 let inner = MergeTokenizer::new(&q.tokens, &q.merges, None, false, pattern.as_deref(), false, specials)?;
-                Ok((MergeBPE { inner, tokens: q.tokens, merges: q.merges }, q.bos, q.eos, q.pad))
+                Ok((MergeBPE::wrap(inner, q.tokens, q.merges), q.bos, q.eos, q.pad))
             })
         })
     }
@@ -82,9 +91,19 @@ impl MergeBPE {
         Ok(PyBytes::new(py, &data))
     }
 
+    /// The ids of `text` (any `str`: lone surrogates become U+FFFD first, see `text.rs`).
     #[pyo3(signature = (text, split_specials=false))]
-    fn encode(&self, py: Python<'_>, text: &str, split_specials: bool) -> PyResult<Vec<u32>> {
-        py.allow_threads(|| guarded(|| self.inner.encode(text, split_specials)))
+    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, split_specials: bool) -> PyResult<Bound<'py, PyList>> {
+        let text = crate::text::text(text)?;
+        let ids = py.allow_threads(|| guarded(|| self.inner.encode(&text, split_specials)))?;
+        self.ints.list(py, &ids)
+    }
+
+    /// Encodes many texts on up to `num_threads` threads, the GIL released while they work.
+    #[pyo3(signature = (texts, split_specials=false, num_threads=8))]
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, split_specials: bool, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let texts = crate::text::texts(texts)?;
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| self.inner.encode(t, split_specials)))
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {

@@ -3,17 +3,24 @@
 use bytepair_core::formats::{leap, sentencepiece};
 use bytepair_core::scored::{Flavor, ScoreTokenizer};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
-use rayon::prelude::*;
 
 use crate::errors::guarded;
+use crate::ids::IntCache;
 
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct ScoreBPE {
     inner: ScoreTokenizer,
     /// The model as read, for writing it back (SentencePiece only).
     model: Option<sentencepiece::ModelProto>,
+    ints: IntCache,
+}
+
+impl ScoreBPE {
+    fn wrap(inner: ScoreTokenizer, model: Option<sentencepiece::ModelProto>) -> Self {
+        let ints = IntCache::new(inner.len());
+        ScoreBPE { inner, model, ints }
+    }
 }
 
 #[pymethods]
@@ -25,7 +32,7 @@ impl ScoreBPE {
             guarded(|| {
                 let model = sentencepiece::read(data)?;
                 let inner = ScoreTokenizer::from_sentencepiece(&model)?;
-                Ok(ScoreBPE { inner, model: Some(model) })
+                Ok(ScoreBPE::wrap(inner, Some(model)))
             })
         })
     }
@@ -37,7 +44,7 @@ impl ScoreBPE {
         py.allow_threads(|| {
             guarded(|| {
                 let (_, tokens) = leap::read(data)?;
-                Ok(ScoreBPE { inner: ScoreTokenizer::from_leap(&tokens, bos_id, eos_id, dummy_prefix)?, model: None })
+                Ok(ScoreBPE::wrap(ScoreTokenizer::from_leap(&tokens, bos_id, eos_id, dummy_prefix)?, None))
             })
         })
     }
@@ -46,24 +53,22 @@ impl ScoreBPE {
     #[staticmethod]
     #[pyo3(signature = (tokens, bos_id=None, eos_id=None, dummy_prefix=false))]
     fn from_scored(py: Python<'_>, tokens: Vec<(Vec<u8>, f32)>, bos_id: Option<u32>, eos_id: Option<u32>, dummy_prefix: bool) -> PyResult<Self> {
-        py.allow_threads(|| guarded(|| Ok(ScoreBPE { inner: ScoreTokenizer::from_leap(&tokens, bos_id, eos_id, dummy_prefix)?, model: None })))
+        py.allow_threads(|| guarded(|| Ok(ScoreBPE::wrap(ScoreTokenizer::from_leap(&tokens, bos_id, eos_id, dummy_prefix)?, None))))
     }
 
-    #[pyo3(signature = (text, add_bos=false, add_eos=false))]
-    fn encode(&self, py: Python<'_>, text: &str, add_bos: bool, add_eos: bool) -> Vec<u32> {
-        py.allow_threads(|| self.inner.encode(text, add_bos, add_eos))
+    /// The ids of `text` (any `str`: lone surrogates become U+FFFD first, see `text.rs`).
+    #[pyo3(signature = (text, *, add_bos=false, add_eos=false))]
+    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, add_bos: bool, add_eos: bool) -> PyResult<Bound<'py, PyList>> {
+        let text = crate::text::text(text)?;
+        let ids = py.allow_threads(|| guarded(|| Ok(self.inner.encode(&text, add_bos, add_eos))))?;
+        self.ints.list(py, &ids)
     }
 
-    #[pyo3(signature = (texts, add_bos=false, add_eos=false, num_threads=8))]
-    fn encode_batch(&self, py: Python<'_>, texts: Vec<PyBackedStr>, add_bos: bool, add_eos: bool, num_threads: usize) -> Vec<Vec<u32>> {
-        py.allow_threads(|| {
-            let one = |t: &PyBackedStr| self.inner.encode(t, add_bos, add_eos);
-            if num_threads <= 1 || texts.len() <= 1 {
-                texts.iter().map(one).collect()
-            } else {
-                texts.par_iter().map(one).collect()
-            }
-        })
+    /// Encodes many texts on up to `num_threads` threads, the GIL released while they work.
+    #[pyo3(signature = (texts, *, add_bos=false, add_eos=false, num_threads=8))]
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, add_bos: bool, add_eos: bool, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let texts = crate::text::texts(texts)?;
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| Ok(self.inner.encode(t, add_bos, add_eos))))
     }
 
     /// Decoded bytes; `lossy` applies SentencePiece's U+FFFD-per-bad-byte rule.

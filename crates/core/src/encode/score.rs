@@ -35,6 +35,10 @@ pub struct ScoreVocab {
     index: HashTable<u32>,
     hasher: Hasher,
     whole: Vec<bool>,
+    /// (left id, right id) -> id of their concatenation, for every mergeable piece and every
+    /// way to cut it into two mergeable pieces: a merge candidate costs one probe of a u64 key
+    /// instead of hashing and comparing bytes (see [`ScoreVocab::pair`]).
+    pairs: hashbrown::HashMap<u64, u32, Hasher>,
 }
 
 impl std::fmt::Debug for ScoreVocab {
@@ -52,14 +56,6 @@ pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
     if n != b.len() {
         return false;
     }
-    #[inline(always)]
-    fn u64_at(s: &[u8], i: usize) -> u64 {
-        u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
-    }
-    #[inline(always)]
-    fn u32_at(s: &[u8], i: usize) -> u32 {
-        u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
-    }
     match n {
         0 => true,
         1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
@@ -69,13 +65,50 @@ pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+#[inline(always)]
+fn u64_at(s: &[u8], i: usize) -> u64 {
+    u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
+}
+
+#[inline(always)]
+fn u32_at(s: &[u8], i: usize) -> u32 {
+    u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
+}
+
+/// The hash of the piece index: keys of up to 16 bytes (nearly all) are read as two
+/// overlapping words, as in [`short_eq`], and mixed with one folded multiply, inline; longer
+/// keys go through foldhash. Equality is always checked, so the hash only has to spread keys.
+#[inline(always)]
+fn hash_bytes(hasher: &Hasher, b: &[u8]) -> u64 {
+    let n = b.len();
+    let (x, y) = match n {
+        0 => (0, 0),
+        1..=3 => (((b[0] as u64) << 16) | ((b[n / 2] as u64) << 8) | b[n - 1] as u64, 0),
+        4..=7 => (u32_at(b, 0) as u64, u32_at(b, n - 4) as u64),
+        8..=16 => (u64_at(b, 0), u64_at(b, n - 8)),
+        _ => return hasher.hash_one(b),
+    };
+    let p = (x ^ 0x243f_6a88_85a3_08d3) as u128 * (y ^ 0x1319_8a2e_0370_7344 ^ ((n as u64) << 56)) as u128;
+    (p as u64) ^ (p >> 64) as u64
+}
+
 /// A symbol: a byte range of the segment, its id when known, and whether it may merge.
+/// An unfrozen symbol's `id` is either `NONE` or the id [`ScoreVocab::lookup`] gives its bytes
+/// ([`merge`] relies on it to find pairs by id).
 #[derive(Debug, Clone, Copy)]
 pub struct Symbol {
     pub start: u32,
     pub end: u32,
     pub id: u32,
     pub frozen: bool,
+}
+
+/// The longest piece the pair table holds.
+const PAIR_MAX: usize = 64;
+
+#[inline]
+fn pair_key(a: u32, b: u32) -> u64 {
+    (a as u64) << 32 | b as u64
 }
 
 /// Orders f32 scores as u32 keys (scores are finite; -0.0 was folded into 0.0 at load).
@@ -92,6 +125,8 @@ fn key(score: f32) -> u32 {
 /// Reusable buffers for [`merge`], so encoding allocates once per call, not per segment.
 #[derive(Default)]
 pub struct Scratch {
+    /// Small segments: (score key, id) of each adjacent pair's piece, key 0 for none.
+    best: Vec<(u32, u32)>,
     next: Vec<u32>,
     prev: Vec<u32>,
     heap: BinaryHeap<(u32, std::cmp::Reverse<u32>, u32, u32)>,
@@ -112,6 +147,7 @@ impl ScoreVocab {
             index: HashTable::with_capacity(pieces.len()),
             hasher: Hasher::default(),
             whole: vec![false; pieces.len()],
+            pairs: Default::default(),
         };
         for &(bytes, score, _) in pieces {
             if !score.is_finite() {
@@ -125,13 +161,13 @@ impl ScoreVocab {
             if !mergeable || bytes.is_empty() {
                 continue;
             }
-            let hash = v.hasher.hash_one(bytes);
+            let hash = hash_bytes(&v.hasher, bytes);
             let (spans, blob) = (&v.spans, &v.blob);
             let tok = |i: u32| {
                 let (o, l) = spans[i as usize];
                 &blob[o as usize..(o + l) as usize]
             };
-            match v.index.entry(hash, |&i| tok(i) == bytes, |&i| v.hasher.hash_one(tok(i))) {
+            match v.index.entry(hash, |&i| tok(i) == bytes, |&i| hash_bytes(&v.hasher, tok(i))) {
                 hashbrown::hash_table::Entry::Occupied(e) => {
                     return Err(Error::Vocab(format!(
                         "piece {:?} appears twice, at ids {} and {id}",
@@ -144,7 +180,36 @@ impl ScoreVocab {
                 }
             }
         }
+        let mut pairs = hashbrown::HashMap::with_capacity_and_hasher(v.index.len() * 2, Hasher::default());
+        for &id in v.index.iter() {
+            let (o, l) = v.spans[id as usize];
+            if l as usize > PAIR_MAX {
+                continue; // found by its bytes instead (see `pair`): keeps loading linear
+            }
+            let p = &v.blob[o as usize..(o + l) as usize];
+            for k in 1..p.len() {
+                if let (Some(a), Some(b)) = (v.lookup(&p[..k]), v.lookup(&p[k..])) {
+                    pairs.insert(pair_key(a, b), id);
+                }
+            }
+        }
+        v.pairs = pairs;
         Ok(v)
+    }
+
+    /// The mergeable piece that symbols `a` and `b` (adjacent in `text`) concatenate to.
+    /// An unfrozen symbol's id is `NONE` or the index id of its bytes (see [`Symbol`]), so two
+    /// known ids give the answer from the pair table; a symbol with no id (a character that is
+    /// no piece) falls back to looking up the bytes.
+    /// Pieces longer than [`PAIR_MAX`] bytes are not in the table (a hostile 100 KB piece would
+    /// cost quadratic time to cut every way at load); a pair that long is looked up by bytes.
+    #[inline]
+    fn pair(&self, text: &[u8], a: &Symbol, b: &Symbol) -> Option<u32> {
+        if a.id != NONE && b.id != NONE && (b.end - a.start) as usize <= PAIR_MAX {
+            self.pairs.get(&pair_key(a.id, b.id)).copied()
+        } else {
+            self.lookup(&text[a.start as usize..b.end as usize])
+        }
     }
 
     #[inline]
@@ -155,7 +220,7 @@ impl ScoreVocab {
     /// The hash [`lookup`](Self::lookup) uses, for callers that key other tables by it too.
     #[inline]
     pub fn hash(&self, bytes: &[u8]) -> u64 {
-        self.hasher.hash_one(bytes)
+        hash_bytes(&self.hasher, bytes)
     }
 
     #[inline]
@@ -243,6 +308,16 @@ pub fn merge(
         emit(&symbols[0]);
         return;
     }
+    if n <= SMALL {
+        merge_small(vocab, text, symbols, &mut scratch.best, emit)
+    } else {
+        merge_heap(vocab, text, symbols, scratch, emit)
+    }
+}
+
+/// [`merge`] with the candidate pairs in a heap (segments of more than [`SMALL`] symbols).
+fn merge_heap(vocab: &ScoreVocab, text: &[u8], symbols: &mut [Symbol], scratch: &mut Scratch, mut emit: impl FnMut(&Symbol)) {
+    let n = symbols.len();
     let Scratch { next, prev, heap, .. } = scratch;
     next.clear();
     prev.clear();
@@ -258,7 +333,7 @@ pub fn merge(
         if a.frozen || b.frozen {
             return;
         }
-        if let Some(id) = vocab.lookup(&text[a.start as usize..b.end as usize]) {
+        if let Some(id) = vocab.pair(text, a, b) {
             heap.push((key(vocab.score(id)), std::cmp::Reverse(l), b.end - a.start, id));
         }
     };
@@ -287,6 +362,57 @@ pub fn merge(
     while i != NONE {
         emit(&symbols[i as usize]);
         i = next[i as usize];
+    }
+}
+
+/// Segments of up to this many symbols (nearly all: most are a word) merge by scanning.
+const SMALL: usize = 32;
+
+/// [`merge`] for a few symbols: the pairs' pieces in an array, and each step a scan for the
+/// highest score, the leftmost on a tie. That is the pair the heap would pop (its valid entries
+/// are exactly the current adjacent pairs), without the heap: O(n^2) steps, each trivial, which
+/// beats O(n log n) heap operations for short segments.
+fn merge_small(vocab: &ScoreVocab, text: &[u8], symbols: &mut [Symbol], best: &mut Vec<(u32, u32)>, mut emit: impl FnMut(&Symbol)) {
+    let candidate = |a: &Symbol, b: &Symbol| -> (u32, u32) {
+        if a.frozen || b.frozen {
+            return (0, NONE);
+        }
+        match vocab.pair(text, a, b) {
+            // `key` is never 0 for a finite score, so 0 can mean "no piece".
+            Some(id) => (key(vocab.score(id)), id),
+            None => (0, NONE),
+        }
+    };
+    let mut n = symbols.len();
+    best.clear();
+    best.extend(symbols.windows(2).map(|w| candidate(&w[0], &w[1])));
+    loop {
+        let mut top = 0;
+        let mut at = 0;
+        for (i, &(k, _)) in best.iter().enumerate() {
+            if k > top {
+                top = k;
+                at = i;
+            }
+        }
+        if top == 0 {
+            break;
+        }
+        // Merge symbols `at` and `at + 1`; pair `at` disappears, its neighbours change.
+        symbols[at].end = symbols[at + 1].end;
+        symbols[at].id = best[at].1;
+        symbols.copy_within(at + 2..n, at + 1);
+        n -= 1;
+        best.remove(at);
+        if at > 0 {
+            best[at - 1] = candidate(&symbols[at - 1], &symbols[at]);
+        }
+        if at + 1 < n {
+            best[at] = candidate(&symbols[at], &symbols[at + 1]);
+        }
+    }
+    for s in &symbols[..n] {
+        emit(s);
     }
 }
 
@@ -323,6 +449,70 @@ mod tests {
         let v = ScoreVocab::new(&pieces).unwrap();
         assert_eq!(run(&v, b"aaa"), vec![1, 0]);
         assert_eq!(run(&v, b"aaaa"), vec![1, 1]);
+    }
+
+    /// Both merge paths against the definition run naively (rescan every pair's bytes each
+    /// step), on every string over a small alphabet with overlapping pieces and tied scores.
+    #[test]
+    fn small_and_heap_paths_follow_the_definition() {
+        let pieces: Vec<(&[u8], f32, bool)> = vec![
+            (b"a", 0.0, true), (b"b", 0.0, true), (b"c", 0.0, true),
+            (b"ab", -1.0, true), (b"bc", -1.0, true), (b"ca", -2.0, true), (b"aa", -2.0, true),
+            (b"abc", -1.5, true), (b"aab", -3.0, true), (b"bca", -0.5, true), (b"cab", -1.0, false),
+        ];
+        let v = ScoreVocab::new(&pieces).unwrap();
+        let naive = |text: &[u8]| -> Vec<u32> {
+            let mut spans: Vec<(usize, usize)> = (0..text.len()).map(|i| (i, i + 1)).collect();
+            loop {
+                let mut top: Option<(f32, usize, u32)> = None;
+                for i in 0..spans.len().saturating_sub(1) {
+                    if let Some(id) = v.lookup(&text[spans[i].0..spans[i + 1].1]) {
+                        if top.is_none_or(|t| v.score(id) > t.0) {
+                            top = Some((v.score(id), i, id));
+                        }
+                    }
+                }
+                let Some((_, i, _)) = top else { break };
+                spans[i].1 = spans[i + 1].1;
+                spans.remove(i + 1);
+            }
+            spans.iter().map(|&(s, e)| v.lookup(&text[s..e]).unwrap()).collect()
+        };
+        let mut scratch = Scratch::default();
+        for len in 1..=40usize {
+            for seed in 0..60u64 {
+                let text: Vec<u8> = (0..len as u64)
+                    .map(|i| b"abc"[((seed.wrapping_mul(2654435761) ^ (i * 40503)) >> 3) as usize % 3])
+                    .collect();
+                let want = naive(&text);
+                for heap in [false, true] {
+                    let mut syms = chars(&text, &v);
+                    let mut got = vec![];
+                    if heap && syms.len() > 1 {
+                        merge_heap(&v, &text, &mut syms, &mut scratch, |s| got.push(s.id));
+                    } else if syms.len() > 1 {
+                        merge_small(&v, &text, &mut syms, &mut scratch.best, |s| got.push(s.id));
+                    } else {
+                        merge(&v, &text, &mut syms, &mut scratch, |s| got.push(s.id));
+                    }
+                    assert_eq!(got, want, "{} heap={heap}", String::from_utf8_lossy(&text));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_longer_than_the_pair_table_still_merge() {
+        // Runs of 1, 2, 4, ... 2 * PAIR_MAX bytes, shorter ones scoring higher: BPE builds the
+        // longest, whose last merge (two halves of PAIR_MAX) is past the pair table.
+        let runs: Vec<Vec<u8>> = (0..).map(|k| vec![b'a'; 1 << k]).take_while(|r| r.len() <= 2 * PAIR_MAX).collect();
+        let pieces: Vec<(&[u8], f32, bool)> = runs.iter().enumerate().map(|(k, r)| (&r[..], -(k as f32), true)).collect();
+        let v = ScoreVocab::new(&pieces).unwrap();
+        let text = vec![b'a'; 2 * PAIR_MAX];
+        let mut syms = chars(&text, &v);
+        let mut got = vec![];
+        merge(&v, &text, &mut syms, &mut Scratch::default(), |s| got.push(s.id));
+        assert_eq!(got, vec![runs.len() as u32 - 1]);
     }
 
     #[test]

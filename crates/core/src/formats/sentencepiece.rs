@@ -165,15 +165,19 @@ pub fn read(data: &[u8]) -> Result<ModelProto> {
 fn read_piece(data: &[u8], base: usize, index: usize) -> Result<Piece> {
     let mut r = Reader::new(data, base, "SentencePiece");
     let (mut piece, mut score, mut kind) = (None, 0f32, PieceType::Normal);
+    // Field names are formatted only for an error: a model has tens of thousands of pieces.
     let field = |name: &str| format!("pieces[{index}].{name}");
     while let Some((f, value, at)) = r.next_field()? {
         match f {
             1 => {
-                let (b, off) = expect_bytes(value, at, &field("piece"))?;
+                let Value::Bytes(b, off) = value else {
+                    return Err(bad(at, &field("piece"), "expected a length-delimited value"));
+                };
                 if b.len() > MAX_PIECE_LEN {
                     return Err(bad(off, &field("piece"), format!("{} bytes; pieces longer than {MAX_PIECE_LEN} bytes are refused", b.len())));
                 }
-                piece = Some(string(b, off, &field("piece"))?);
+                let text = std::str::from_utf8(b).map_err(|e| bad(off, &field("piece"), format!("not UTF-8: {e}")))?;
+                piece = Some(text.to_owned());
             }
             2 => match value {
                 Value::Fixed32(bits) => {
@@ -185,7 +189,9 @@ fn read_piece(data: &[u8], base: usize, index: usize) -> Result<Piece> {
                 _ => return Err(bad(at, &field("score"), "expected a 32-bit float")),
             },
             3 => {
-                let v = expect_varint(value, at, &field("type"))?;
+                let Value::Varint(v) = value else {
+                    return Err(bad(at, &field("type"), "expected a varint"));
+                };
                 kind = PieceType::from_i64(v as i64).ok_or_else(|| {
                     bad(at, &field("type"), format!("{v} is not a piece type (1-6)"))
                 })?;
