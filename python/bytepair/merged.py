@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from bytepair.errors import UnknownTokenError
+from bytepair.loaded import LoadedTokenizer
 
 
-class MergeEncoding:
+class MergeEncoding(LoadedTokenizer):
     """A merge-list tokenizer loaded by :func:`bytepair.load` from a QTKR or tokenizer.json file.
 
     ``special_tokens`` (added tokens for tokenizer.json; BOS/EOS/PAD for QTKR) are split out of
@@ -68,44 +68,12 @@ class MergeEncoding:
                     ids.append(self.eos_id)
         return batch
 
-    def count(self, text: str) -> int:
-        return len(self.encode(text))
-
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        try:
-            data = self._core.decode_bytes(list(tokens))
-            return self._denormalize(data) if self._denormalize else data
-        except UnknownTokenError as e:
-            raise UnknownTokenError(e.token, self.n_vocab) from None
-        except OverflowError:
-            raise UnknownTokenError(next(t for t in tokens if not 0 <= t < self.n_vocab), self.n_vocab) from None
-
-    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+        data = self._call(lambda: self._core.decode_bytes(list(tokens)), tokens)
+        return self._denormalize(data) if self._denormalize else data
 
     def decode_single_token_bytes(self, token: int) -> bytes:
-        try:
-            return self._core.token_bytes(token)
-        except UnknownTokenError as e:
-            raise UnknownTokenError(e.token, self.n_vocab) from None
-        except OverflowError:
-            raise UnknownTokenError(token, self.n_vocab) from None
-
-    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        return [self.decode_single_token_bytes(t) for t in tokens]
-
-    @property
-    def special_tokens_set(self) -> set[str]:
-        return set(self._special_tokens)
-
-    @property
-    def max_token_value(self) -> int:
-        return self.n_vocab - 1
-
-    def save(self, path, format: str | None = None) -> None:
-        from bytepair.formats import save
-
-        save(self, path, format)
+        return self._call(lambda: self._core.token_bytes(token), [token])
 
     def _write_format(self, fmt: str) -> bytes:
         if fmt == "qtkr":

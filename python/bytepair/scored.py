@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from bytepair.errors import UnknownTokenError
+from bytepair.loaded import LoadedTokenizer
 
 PIECE_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
 
 
-class ScoreEncoding:
+class ScoreEncoding(LoadedTokenizer):
     """A score-BPE tokenizer loaded by :func:`bytepair.load` from a ``.model`` or LEAP file."""
 
     def __init__(self, name: str, core, source_format: str):
@@ -54,9 +54,6 @@ class ScoreEncoding:
     def encode_ordinary(self, text: str) -> list[int]:
         return self.encode(text)
 
-    def count(self, text: str) -> int:
-        return len(self.encode(text))
-
     def encode_batch(self, texts: Sequence[str], *, add_bos: bool = False, add_eos: bool = False,
                      num_threads: int = 8) -> list[list[int]]:
         """``[encode(t) for t in texts]``, on up to ``num_threads`` threads with the GIL released."""
@@ -82,23 +79,6 @@ class ScoreEncoding:
         """The piece's bytes as stored (U+2581 kept, ``<0xHH>`` spelled out)."""
         return self._call(lambda: self._core.token_bytes(token), [token])
 
-    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        return [self.decode_single_token_bytes(t) for t in tokens]
-
-    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace") -> list[str]:
-        return [self.decode(t, errors=errors) for t in batch]
-
-    def _call(self, f, tokens):
-        try:
-            return f()
-        except UnknownTokenError as e:
-            raise UnknownTokenError(e.token, self.n_vocab) from None
-        except (OverflowError, TypeError):
-            for t in tokens:
-                if not isinstance(t, int):
-                    raise TypeError(f"token ids must be int, got {type(t).__name__}") from None
-            raise UnknownTokenError(next(t for t in tokens if not 0 <= t < self.n_vocab), self.n_vocab) from None
-
     # ---------------------------------------------------------------- vocabulary
 
     def id_to_piece(self, token: int) -> str:
@@ -119,20 +99,7 @@ class ScoreEncoding:
     def piece_type(self, token: int) -> str:
         return PIECE_TYPES[self._core.kind(token)]
 
-    @property
-    def special_tokens_set(self) -> set[str]:
-        return set(self._special_tokens)
-
-    @property
-    def max_token_value(self) -> int:
-        return self.n_vocab - 1
-
     # ---------------------------------------------------------------- saving
-
-    def save(self, path, format: str | None = None) -> None:
-        from bytepair.formats import save
-
-        save(self, path, format)
 
     def _write_format(self, fmt: str) -> bytes:
         if fmt == "sentencepiece":
