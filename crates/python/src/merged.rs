@@ -53,6 +53,7 @@ impl MergeBPE {
     /// and PAD are its special tokens (split out of text only when asked).
     #[staticmethod]
     #[pyo3(signature = (data, pattern=None))]
+    #[allow(clippy::type_complexity)]
     fn from_qtkr(py: Python<'_>, data: &[u8], pattern: Option<String>) -> PyResult<(Self, Option<u32>, Option<u32>, Option<u32>)> {
         py.allow_threads(|| {
             guarded(|| {

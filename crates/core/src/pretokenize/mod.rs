@@ -82,7 +82,7 @@ impl Pretokenizer {
         &self,
         text: &'t str,
         range: std::ops::Range<usize>,
-        mut f: F,
+        f: F,
     ) -> Result<()> {
         match self {
             Pretokenizer::Cl100k => cl100k::for_each_cl100k(text, range, f),

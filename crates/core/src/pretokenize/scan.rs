@@ -21,8 +21,6 @@ pub fn run_end(bytes: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
     i
 }
 
-/// `[^\s\p{L}\p{N}]`: "punctuation" in the patterns' sense (marks included).
-#[inline(always)]
 /// `\p{N}{1,3}` after its first digit (which ends at `i`): the end of at most two more digits.
 #[inline]
 pub fn digits_end(bytes: &[u8], mut i: usize) -> usize {
@@ -36,6 +34,8 @@ pub fn digits_end(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// `[^\s\p{L}\p{N}]`: "punctuation" in the patterns' sense (marks included).
+#[inline(always)]
 pub fn is_punct(f: u8) -> bool {
     f & (L | N | S) == 0
 }
