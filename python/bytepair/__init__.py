@@ -39,6 +39,7 @@ __all__ = [
     "MergeEncoding",
     "PatternError",
     "ScoreEncoding",
+    "StreamDecoder",
     "TrainingError",
     "UnknownTokenError",
     "VocabError",
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from bytepair.formats.tiktoken import load_tiktoken_bpe
     from bytepair.merged import MergeEncoding
     from bytepair.scored import ScoreEncoding
+    from bytepair.stream import StreamDecoder
 del TYPE_CHECKING
 
 # Public names loaded on first use: name -> (module, attribute).
@@ -68,11 +70,12 @@ _LAZY = {
     "load_tiktoken_bpe": ("bytepair.formats.tiktoken", "load_tiktoken_bpe"),
     "MergeEncoding": ("bytepair.merged", "MergeEncoding"),
     "ScoreEncoding": ("bytepair.scored", "ScoreEncoding"),
+    "StreamDecoder": ("bytepair.stream", "StreamDecoder"),
 }
 
 # Submodules reachable as attributes (`bytepair.formats.detect(...)`) after `import bytepair`.
-_SUBMODULES = frozenset({"cli", "encoding", "errors", "fetch", "formats", "merged", "registry",
-                         "scored", "train_reference"})
+_SUBMODULES = frozenset({"chat", "cli", "encoding", "errors", "fetch", "formats", "merged",
+                         "registry", "scored", "stream", "train_reference"})
 
 
 def __getattr__(name: str):

@@ -108,12 +108,21 @@ class TrainedEncoding(Encoding):
             out[rank] = len(token)
         return out
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Writes the mergeable ranks as a ``.tiktoken`` file (atomically). Special tokens and
-        the pattern are not part of that format: keep ``special_tokens`` and ``pat_str``."""
-        from bytepair.formats.tiktoken import dump_tiktoken_bpe
+    def save(self, path: str | os.PathLike, format: str | None = None) -> None:
+        """Writes the vocabulary (atomically) in ``format``, by default the one the file name's
+        suffix names, and a ``.tiktoken`` file when the name names none. A ``.tiktoken`` file
+        holds the mergeable ranks only: keep ``special_tokens`` and ``pat_str``, or save as
+        ``bpe2``, which carries them."""
+        from bytepair.formats import FORMATS, format_for_path
 
-        dump_tiktoken_bpe(self._mergeable_ranks, path)
+        if format is None:
+            try:
+                format = format_for_path(path)
+            except ValueError:
+                format = "tiktoken"
+        if format not in FORMATS:
+            raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+        super().save(path, format)
 
     @property
     def pat_str(self) -> str:

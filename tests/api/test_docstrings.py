@@ -13,3 +13,11 @@ def test_encoding_docstring_examples():
     result = doctest.testmod(bytepair.encoding, globs=globs, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 10
     assert result.failed == 0
+
+
+def test_stream_docstring_examples():
+    import bytepair.stream
+
+    result = doctest.testmod(bytepair.stream, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3
+    assert result.failed == 0

@@ -25,17 +25,30 @@ def _encode(enc, text: str, special: bool) -> list[int]:
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @encoding_options
 @_special_option
-def count(files, encoding_name, model, special):
+@click.option("--price", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Price per million tokens: print what the tokens cost beside each count. "
+                   "(Prices change and differ for input and output; bytepair ships none.)")
+def count(files, encoding_name, model, special, price):
     """Count the tokens in FILES (or stdin)."""
     enc = resolve_encoding(encoding_name, model)
     inputs = read_inputs(files)
+
+    def line(n: int, name: str) -> str:
+        cost = "" if price is None else f"  ${n * price / 1e6:,.6f}"
+        return f"{n:>12,}{cost}  {name}"
+
     total = 0
     for name, text in inputs:
         n = enc.count(text, allowed_special="all") if special else enc.count(text, disallowed_special=())
         total += n
-        click.echo(f"{n:>12,}  {name}" if len(inputs) > 1 else f"{n}")
+        if len(inputs) > 1:
+            click.echo(line(n, name))
+        elif price is None:
+            click.echo(f"{n}")
+        else:
+            click.echo(f"{n}  ${n * price / 1e6:,.6f}")
     if len(inputs) > 1:
-        click.echo(f"{total:>12,}  total ({enc.name})")
+        click.echo(line(total, f"total ({enc.name})"))
 
 
 @main.command()
