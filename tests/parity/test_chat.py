@@ -60,12 +60,11 @@ def _conversations(n: int, seed: int, system: bool, extra_roles=()) -> list[list
 
 @pytest.fixture(scope="module")
 def llama3():
-    pytest.importorskip("PIL")  # llama-models' chat format imports Pillow (a test dependency)
-    try:
+    try:  # llama-models' chat format imports Pillow, a test dependency for that reason
         from llama_models.llama3.chat_format import ChatFormat
         from llama_models.llama3.tokenizer import Tokenizer
-    except ImportError:
-        require(False, "llama-models (the Llama 3 reference)")
+    except ImportError as e:
+        require(False, f"llama-models and Pillow (the Llama 3 chat reference): {e}")
     return bytepair.get_encoding("llama3"), ChatFormat(Tokenizer.get_instance())
 
 
