@@ -19,6 +19,7 @@ pub mod encode;
 pub mod encoder;
 pub mod error;
 pub mod formats;
+pub mod added;
 pub mod merged;
 pub mod pretokenize;
 pub mod scored;

@@ -1,19 +1,60 @@
 //! [`MergeTokenizer`]: the encode/decode path of merge-list models (QTKR files, HF
 //! `tokenizer.json` BPE models).
 //!
-//! text -> added/special tokens split out (leftmost-longest) -> optional pre-tokenizer (split
-//! pattern; with `emit_gaps` the text between matches is a piece too, as HF's `Split` with
+//! HF's order, which this follows exactly:
+//!
+//! text -> added tokens that match raw text split out ([`crate::added`]: flags `lstrip`,
+//! `rstrip`, `single_word`) -> each part between them normalized ([`Normalizer`]) -> added
+//! tokens that match normalized text split out -> each part pre-tokenized: [`Prefix`] (HF's
+//! `ByteLevel(add_prefix_space)` or `Metaspace`, applied per part as HF does), then the split
+//! pattern (with `emit_gaps` the text between matches is a piece too, as HF's `Split` with
 //! `Isolated` does) -> per piece: optional whole-piece lookup (HF's `ignore_merges`) -> initial
 //! symbols (bytes, or characters with byte fallback) -> merge-list BPE -> ids.
 
+use std::borrow::Cow;
+
 use hashbrown::HashMap;
+
+use crate::added::{AddedToken, AddedVocab, Allowed, Part};
+use crate::special::SpecialTokens;
 
 use crate::encode::merges::{merge, Merges, Scratch};
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
-use crate::special::SpecialTokens;
 
 const NONE: u32 = u32::MAX;
+
+/// The space symbol of SentencePiece-derived HF models.
+const SPACE: &str = "\u{2581}";
+
+/// The text normalizers read from tokenizer.json (others are refused at load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Normalizer {
+    None,
+    /// Llama's `Sequence[Prepend("▁"), Replace(" ", "▁")]`: non-empty text gets "▁" in front and
+    /// every space becomes "▁".
+    PrependReplace,
+}
+
+impl Normalizer {
+    pub fn apply<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match self {
+            Normalizer::PrependReplace if !text.is_empty() => Cow::Owned(format!("{SPACE}{}", text.replace(' ', SPACE))),
+            _ => Cow::Borrowed(text),
+        }
+    }
+}
+
+/// What the pre-tokenizer does to each part before splitting it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefix {
+    None,
+    /// `ByteLevel(add_prefix_space=true)`: a space in front unless the part starts with one.
+    Space,
+    /// Non-splitting `Metaspace`: spaces become "▁" and "▁" goes in front unless the part
+    /// starts with it; with `first_only` only for the part at the start of the text.
+    Metaspace { first_only: bool },
+}
 
 /// How a piece is cut into initial symbols.
 #[derive(Debug, Clone)]
@@ -36,7 +77,11 @@ pub struct MergeTokenizer {
     ignore_merges: bool,
     pretokenizer: Option<Pretokenizer>,
     emit_gaps: bool,
+    added: AddedVocab,
+    /// The special added tokens, for the disallowed-special check.
     specials: SpecialTokens,
+    normalizer: Normalizer,
+    prefix: Prefix,
 }
 
 impl MergeTokenizer {
@@ -116,8 +161,36 @@ impl MergeTokenizer {
             ignore_merges,
             pretokenizer: pattern.map(Pretokenizer::new).transpose()?,
             emit_gaps,
-            specials: SpecialTokens::new(specials)?,
+            specials: SpecialTokens::new(specials.clone())?,
+            added: AddedVocab::new(specials.into_iter().map(|(s, id)| AddedToken::special(s, id)).collect(), |s| s.to_string())?,
+            normalizer: Normalizer::None,
+            prefix: Prefix::None,
         })
+    }
+
+    /// HF's pipeline around the model: the normalizer, the pre-tokenizer's prefix rule and the
+    /// added tokens with their flags (replacing the plain special tokens given to `new`). Each
+    /// added token must be the token at its id.
+    pub fn with_pipeline(mut self, normalizer: Normalizer, prefix: Prefix, added: Vec<AddedToken>) -> Result<Self> {
+        for t in &added {
+            if self.token(t.id) != Some(t.content.as_bytes()) {
+                return Err(Error::Vocab(format!("added token {:?} is not the token at id {}", t.content, t.id)));
+            }
+        }
+        self.normalizer = normalizer;
+        self.prefix = prefix;
+        self.specials = SpecialTokens::new(added.iter().filter(|t| t.special).map(|t| (t.content.clone(), t.id)).collect())?;
+        self.added = AddedVocab::new(added, |s| normalizer.apply(s).into_owned())?;
+        Ok(self)
+    }
+
+    /// The special added tokens.
+    pub fn specials(&self) -> &SpecialTokens {
+        &self.specials
+    }
+
+    pub fn added_tokens(&self) -> &[AddedToken] {
+        self.added.tokens()
     }
 
     fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>, scratch: &mut Scratch, out: &mut Vec<u32>) {
@@ -176,22 +249,54 @@ impl MergeTokenizer {
         }
     }
 
-    /// Encodes text; with `split_specials`, special/added token spellings become their ids.
-    pub fn encode(&self, text: &str, split_specials: bool) -> Result<Vec<u32>> {
+    /// Encodes text. Non-special added tokens are always split out; special ones only as
+    /// `allowed` says (elsewhere their spelling is ordinary text).
+    pub fn encode(&self, text: &str, allowed: Allowed) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        let (mut ids, mut scratch) = (Vec::new(), Scratch::default());
-        if !split_specials || self.specials.is_empty() {
-            self.encode_ordinary_into(text, &mut ids, &mut scratch, &mut out)?;
-            return Ok(out);
+        let mut bufs = (Vec::new(), Scratch::default());
+        let mut err = Ok(());
+        self.added.split(text, false, allowed, |part| match part {
+            Part::Token(id) => out.push(id),
+            Part::Text(at, s) if err.is_ok() => err = self.encode_raw_part(s, at == 0, allowed, &mut bufs, &mut out),
+            Part::Text(..) => {}
+        });
+        err.map(|_| out)
+    }
+
+    /// A part of the raw text between added tokens: normalized, then searched for the added
+    /// tokens that match normalized text.
+    fn encode_raw_part(&self, text: &str, at_start: bool, allowed: Allowed, bufs: &mut (Vec<u32>, Scratch), out: &mut Vec<u32>) -> Result<()> {
+        let norm = self.normalizer.apply(text);
+        if !self.added.has_normalized() {
+            return self.encode_part(&norm, at_start, bufs, out);
         }
-        let mut start = 0;
-        while let Some(m) = self.specials.find_from(text, start) {
-            self.encode_ordinary_into(&text[start..m.start], &mut ids, &mut scratch, &mut out)?;
-            out.push(m.id);
-            start = m.end;
-        }
-        self.encode_ordinary_into(&text[start..], &mut ids, &mut scratch, &mut out)?;
-        Ok(out)
+        let mut err = Ok(());
+        self.added.split(&norm, true, allowed, |part| match part {
+            Part::Token(id) => out.push(id),
+            Part::Text(at, s) if err.is_ok() => err = self.encode_part(s, at_start && at == 0, bufs, out),
+            Part::Text(..) => {}
+        });
+        err
+    }
+
+    /// A normalized part with no added tokens in it: the pre-tokenizer's prefix rule, the split
+    /// pattern, the model.
+    fn encode_part(&self, text: &str, at_start: bool, bufs: &mut (Vec<u32>, Scratch), out: &mut Vec<u32>) -> Result<()> {
+        let text: Cow<str> = match self.prefix {
+            Prefix::None => Cow::Borrowed(text),
+            Prefix::Space if text.starts_with(' ') || text.is_empty() => Cow::Borrowed(text),
+            Prefix::Space => Cow::Owned(format!(" {text}")),
+            Prefix::Metaspace { first_only } => {
+                let t = text.replace(' ', SPACE);
+                if t.is_empty() || t.starts_with(SPACE) || (first_only && !at_start) {
+                    Cow::Owned(t)
+                } else {
+                    Cow::Owned(format!("{SPACE}{t}"))
+                }
+            }
+        };
+        let (ids, scratch) = bufs;
+        self.encode_ordinary_into(&text, ids, scratch, out)
     }
 
     pub fn token(&self, id: u32) -> Option<&[u8]> {

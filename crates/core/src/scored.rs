@@ -28,6 +28,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, 
 use crate::encode::score::{merge, ScoreVocab, Scratch, Symbol, NONE};
 use crate::error::{Error, Result};
 use crate::formats::sentencepiece::{ModelProto, PieceType};
+use crate::special::SpecialTokens;
 
 pub const SPACE_SYMBOL: &str = "\u{2581}";
 
@@ -124,6 +125,9 @@ pub struct ScoreTokenizer {
     byte_whole: [u32; 256],
     unk_surface: String,
     cache: SegmentCache,
+    /// Control and unknown pieces (SentencePiece) or BOS/EOS (LEAP): spellings that are plain
+    /// text unless a call allows them (`encode_allowed`).
+    specials: SpecialTokens,
 }
 
 /// Which adjacent character pairs may be joined by a merge: ASCII pairs in a bit table, the rest
@@ -265,9 +269,20 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: m.unk_surface.clone(),
             cache: SegmentCache::new(),
+            specials: SpecialTokens::new(Vec::new())?,
         };
-        t.finish(user.iter().map(|u| u.as_bytes()));
+        t.finish(user.iter().map(|u| u.as_bytes()))?;
         Ok(t)
+    }
+
+    /// From a LEAP table as llama2.c runs it: BOS = 1 and EOS = 2 when those ids hold `<s>` and
+    /// `</s>` (llama2.c hard-codes them); `dummy_prefix` by default only for such tables (a
+    /// rank vocabulary's export has none).
+    pub fn from_leap_llama2c(tokens: &[(Vec<u8>, f32)], dummy_prefix: Option<bool>) -> Result<Self> {
+        let at = |i: usize, want: &[u8]| tokens.len() > 2 && tokens[i].0 == want;
+        let bos = at(1, b"<s>").then_some(1);
+        let eos = at(2, b"</s>").then_some(2);
+        Self::from_leap(tokens, bos, eos, dummy_prefix.unwrap_or(bos.is_some()))
     }
 
     /// From a LEAP table (`(bytes, score)` by id). `bos_id`/`eos_id` as llama2.c uses them.
@@ -316,12 +331,24 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: String::new(),
             cache: SegmentCache::new(),
+            specials: SpecialTokens::new(Vec::new())?,
         };
-        t.finish(std::iter::empty());
+        t.finish(std::iter::empty())?;
         Ok(t)
     }
 
-    fn finish<'a>(&mut self, extra: impl Iterator<Item = &'a [u8]>) {
+    fn finish<'a>(&mut self, extra: impl Iterator<Item = &'a [u8]>) -> Result<()> {
+        let mut specials = Vec::new();
+        for id in 0..self.vocab.len() as u32 {
+            let special = match self.flavor {
+                Flavor::SentencePiece => matches!(self.kinds[id as usize], PieceType::Control | PieceType::Unknown),
+                Flavor::Leap => Some(id) == self.bos_id || Some(id) == self.eos_id,
+            };
+            if let Some(s) = self.vocab.token(id).filter(|_| special).and_then(|b| std::str::from_utf8(b).ok()) {
+                specials.push((s.to_owned(), id));
+            }
+        }
+        self.specials = SpecialTokens::new(specials)?;
         let extra: Vec<&[u8]> = extra.collect();
         for p in &extra {
             self.user_first[p[0] as usize] = true;
@@ -340,6 +367,7 @@ impl ScoreTokenizer {
                 self.byte_whole[b as usize] = id;
             }
         }
+        Ok(())
     }
 
     /// Every adjacent character pair inside a mergeable or user-defined piece. A merged symbol
@@ -598,6 +626,40 @@ impl ScoreTokenizer {
             }
             *prev_unk = true;
         }
+    }
+
+    /// Encodes with the spellings of the `allowed` special pieces (all when `None`) taken as
+    /// those pieces, as a caller that splits the text there and encodes each part on its own
+    /// would (each part gets its own dummy prefix, as with `sentencepiece`'s `encode` per part).
+    pub fn encode_allowed(&self, text: &str, allowed: Option<&[u32]>, add_bos: bool, add_eos: bool) -> Vec<u32> {
+        if allowed.is_some_and(|a| a.is_empty()) || self.specials.is_empty() {
+            return self.encode(text, add_bos, add_eos);
+        }
+        let mut out = Vec::with_capacity(text.len() / 3 + 2);
+        if add_bos {
+            out.extend(self.bos_id);
+        }
+        let (mut start, mut from) = (0, 0);
+        while let Some(m) = self.specials.find_from(text, from) {
+            if allowed.is_some_and(|a| a.binary_search(&m.id).is_err()) {
+                from = m.start + 1;
+                continue;
+            }
+            self.encode_into(&text[start..m.start], false, false, &mut out);
+            out.push(m.id);
+            start = m.end;
+            from = m.end;
+        }
+        self.encode_into(&text[start..], false, false, &mut out);
+        if add_eos {
+            out.extend(self.eos_id);
+        }
+        out
+    }
+
+    /// The spellings that are special pieces (control and unknown; LEAP: BOS/EOS).
+    pub fn specials(&self) -> &SpecialTokens {
+        &self.specials
     }
 
     pub fn encode(&self, text: &str, add_bos: bool, add_eos: bool) -> Vec<u32> {

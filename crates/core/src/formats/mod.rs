@@ -9,6 +9,7 @@
 //! where the problem is; none trusts a count or offset before checking it against the size.
 
 pub mod bpe2;
+pub mod hf;
 pub mod leap;
 pub mod protobuf;
 pub mod qtkr;
