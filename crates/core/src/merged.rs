@@ -97,20 +97,31 @@ impl MergeTokenizer {
         emit_gaps: bool,
         specials: Vec<(String, u32)>,
     ) -> Result<Self> {
-        let mut index = HashMap::with_capacity_and_hasher(tokens.len(), Default::default());
-        let mut spans = Vec::with_capacity(tokens.len());
-        let mut blob = Vec::new();
+        // The three big tables are independent: built side by side (loading a 100 K-token
+        // tokenizer.json is otherwise dominated by them).
         let special_ids: std::collections::HashSet<u32> = specials.iter().map(|s| s.1).collect();
-        for (id, t) in tokens.iter().enumerate() {
-            spans.push((blob.len() as u32, t.len() as u32));
-            blob.extend_from_slice(t);
-            if t.is_empty() || special_ids.contains(&(id as u32)) {
-                continue;
+        let tables = || -> Result<_> {
+            let mut index = HashMap::with_capacity_and_hasher(tokens.len(), Default::default());
+            let mut spans = Vec::with_capacity(tokens.len());
+            let mut blob = Vec::new();
+            for (id, t) in tokens.iter().enumerate() {
+                spans.push((blob.len() as u32, t.len() as u32));
+                blob.extend_from_slice(t);
+                if t.is_empty() || special_ids.contains(&(id as u32)) {
+                    continue;
+                }
+                if let Some(prev) = index.insert(t.clone(), id as u32) {
+                    return Err(Error::Vocab(format!("token {:?} appears at ids {prev} and {id}", String::from_utf8_lossy(t))));
+                }
             }
-            if let Some(prev) = index.insert(t.clone(), id as u32) {
-                return Err(Error::Vocab(format!("token {:?} appears at ids {prev} and {id}", String::from_utf8_lossy(t))));
-            }
-        }
+            Ok((index, spans, blob))
+        };
+        let others = || -> Result<_> {
+            let pretokenizer = pattern.map(Pretokenizer::new).transpose()?;
+            Ok((Merges::new(merges)?, pretokenizer))
+        };
+        let (tables, others) = rayon::join(tables, others);
+        let ((index, spans, blob), (merge_table, pretokenizer)) = (tables?, others?);
         for &(a, b, m) in merges {
             for v in [a, b, m] {
                 if tokens.get(v as usize).filter(|t| !t.is_empty()).is_none() {
@@ -156,10 +167,10 @@ impl MergeTokenizer {
             spans,
             blob,
             index,
-            merges: Merges::new(merges)?,
+            merges: merge_table,
             initial,
             ignore_merges,
-            pretokenizer: pattern.map(Pretokenizer::new).transpose()?,
+            pretokenizer,
             emit_gaps,
             specials: SpecialTokens::new(specials.clone())?,
             added: AddedVocab::new(specials.into_iter().map(|(s, id)| AddedToken::special(s, id)).collect(), |s| s.to_string())?,

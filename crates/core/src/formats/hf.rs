@@ -9,11 +9,16 @@
 //! `Metaspace`. Anything else (other models, normalizers, pre-tokenizers,
 //! `continuing_subword_prefix`, `end_of_word_suffix`, dropout) is an error naming the field.
 //!
-//! Cost: one pass over the JSON (serde_json's `Value`), then O(V + M) hash lookups for V tokens
-//! and M merges. No Python object is made per token.
+//! Cost: one pass over the JSON. The top level and the model are read as raw slices
+//! (`RawValue`); the vocabulary and the merges, nearly all of the file, are streamed by
+//! visitors that borrow each string from the input (a copy only for strings with escapes), and
+//! the small parts (normalizer, pre-tokenizer, added tokens) become `Value`s. Then O(V + M)
+//! hash lookups for V tokens and M merges. No Python object is made per token.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::fmt;
 
+use serde::de::{self, DeserializeSeed, Deserializer as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::added::AddedToken;
@@ -96,13 +101,13 @@ fn show(v: &Value) -> String {
 
 /// Parses a tokenizer.json file's bytes.
 pub fn read(data: &[u8]) -> Result<HfModel> {
-    let obj: Value = match serde_json::from_slice(data) {
-        Ok(v) => v,
-        Err(e) => return fail("JSON", format!("does not parse: {e}")),
-    };
-    let Some(model) = obj.get("model").and_then(Value::as_object) else {
+    let parsed = serde_json::Deserializer::from_slice(data).deserialize_map(TopVisitor);
+    let top = parsed.map_err(|e| Error::format("JSON", format!("does not parse: {e}")))?;
+    let obj = Value::Object(top.rest);
+    let Some(Parts { rest: model, vocab: vocab_list, merges: merge_pairs }) = top.model else {
         return fail("model", "expected an object");
     };
+    let model = &model;
     let mtype = model.get("type").and_then(Value::as_str).unwrap_or("BPE");
     if mtype != "BPE" {
         return fail("model.type", format!("{mtype:?}: only BPE models are supported"));
@@ -117,14 +122,14 @@ pub fn read(data: &[u8]) -> Result<HfModel> {
     if model.get("dropout").is_some_and(|d| !d.is_null() && d.as_f64() != Some(0.0)) {
         return fail("model.dropout", "BPE dropout makes encoding random; only deterministic models are read");
     }
-    let vocab_err = || fail("model.vocab", "expected an object of token -> non-negative id");
-    let Some(vocab_obj) = model.get("vocab").and_then(Value::as_object) else { return vocab_err() };
-    let mut vocab: HashMap<&str, u32> = HashMap::with_capacity(vocab_obj.len());
+    let Some(Some(vocab_list)) = vocab_list else {
+        return fail("model.vocab", "expected an object of token -> non-negative id");
+    };
+    let mut vocab: Index = Index::with_capacity_and_hasher(vocab_list.len(), Default::default());
     let mut size = 0u64;
-    for (s, v) in vocab_obj {
-        let Some(id) = v.as_u64().filter(|&i| i < u32::MAX as u64) else { return vocab_err() };
-        vocab.insert(s.as_str(), id as u32);
-        size = size.max(id + 1);
+    for (s, id) in &vocab_list {
+        vocab.insert(s.as_ref(), *id);
+        size = size.max(*id as u64 + 1);
     }
 
     let (pattern, mut byte_level, normalizer, prefix) = pipeline(&obj)?;
@@ -166,18 +171,18 @@ pub fn read(data: &[u8]) -> Result<HfModel> {
 
     // Token bytes by id.
     let mut tokens: Vec<Vec<u8>> = vec![Vec::new(); size as usize];
-    let mut char_to_byte: HashMap<char, u8> = HashMap::new();
-    if byte_level {
-        for (b, c) in byte_chars().into_iter().enumerate() {
-            char_to_byte.insert(c, b as u8);
-        }
+    // ByteLevel's characters are all below U+0144: a table indexed by code point.
+    let mut char_to_byte = [None; 0x144];
+    for (b, c) in byte_chars().into_iter().enumerate() {
+        char_to_byte[c as usize] = Some(b as u8);
     }
-    for (s, &id) in &vocab {
+    for (s, id) in &vocab_list {
+        let (s, id) = (s.as_ref(), *id);
         let bytes = if byte_level {
             let mut out = Vec::with_capacity(s.len());
             for c in s.chars() {
-                match char_to_byte.get(&c) {
-                    Some(&b) => out.push(b),
+                match char_to_byte.get(c as usize).copied().flatten() {
+                    Some(b) => out.push(b),
                     None => {
                         return fail(format!("model.vocab[{s:?}]"), format!("character {c:?} is not one of ByteLevel's byte characters"))
                     }
@@ -204,7 +209,17 @@ pub fn read(data: &[u8]) -> Result<HfModel> {
     // HF matches special tokens before the others when spellings are equal.
     added.sort_by_key(|t| !t.special);
 
-    let merges = read_merges(model.get("merges"), &vocab)?;
+    let merges = match merge_pairs {
+        None => Vec::new(),
+        Some(None) => return fail("model.merges", "expected a list of merges"),
+        Some(Some(pairs)) => {
+            let mut by_id = vec![""; size as usize];
+            for (s, id) in &vocab_list {
+                by_id[*id as usize] = s.as_ref();
+            }
+            merge_ids(&pairs, &vocab, &by_id)?
+        }
+    };
 
     let char_level = if byte_level {
         None
@@ -233,38 +248,287 @@ pub fn read(data: &[u8]) -> Result<HfModel> {
     })
 }
 
-fn read_merges(merges: Option<&Value>, vocab: &HashMap<&str, u32>) -> Result<Vec<(u32, u32, u32)>> {
-    let list: &[Value] = match merges {
-        None | Some(Value::Null) => &[],
-        Some(Value::Array(a)) => a,
-        Some(v) => return fail("model.merges", format!("expected a list, found {}", show(v))),
-    };
-    let mut out = Vec::with_capacity(list.len());
-    let mut joined = String::new();
-    for (k, m) in list.iter().enumerate() {
-        let pair = match m {
-            Value::String(s) => {
-                let mut it = s.split(' ');
-                match (it.next(), it.next(), it.next()) {
-                    (Some(a), Some(b), None) => Some((a, b)),
-                    _ => None,
+type Index<'a> = hashbrown::HashMap<&'a str, u32, foldhash::fast::FixedState>;
+
+/// A JSON string, borrowed from the input unless it has escapes.
+struct Str<'de>(Cow<'de, str>);
+
+struct StrVisitor;
+
+impl<'de> Visitor<'de> for StrVisitor {
+    type Value = Str<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+        Ok(Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        Ok(Str(Cow::Owned(v.to_owned())))
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Str<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_str(StrVisitor)
+    }
+}
+
+type VocabList<'de> = Vec<(Cow<'de, str>, u32)>;
+type MergeList<'de> = Vec<Option<(Cow<'de, str>, Cow<'de, str>)>>;
+
+/// The top level of the file: the model's parts, and everything else as values.
+struct Top<'de> {
+    model: Option<Parts<'de>>,
+    rest: Map<String, Value>,
+}
+
+/// The model object: `vocab` and `merges` streamed (`Some(None)`: present but of the wrong
+/// shape, reported by the caller with the field's name), the rest as values.
+struct Parts<'de> {
+    vocab: Option<Option<VocabList<'de>>>,
+    merges: Option<Option<MergeList<'de>>>,
+    rest: Map<String, Value>,
+}
+
+struct TopVisitor;
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a tokenizer.json object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut top = Top { model: None, rest: Map::new() };
+        while let Some(Str(k)) = map.next_key::<Str>()? {
+            if k == "model" {
+                top.model = map.next_value_seed(Lenient(PartsVisitor))?;
+            } else {
+                top.rest.insert(k.into_owned(), map.next_value()?);
+            }
+        }
+        Ok(top)
+    }
+}
+
+struct PartsVisitor;
+
+impl<'de> Visitor<'de> for PartsVisitor {
+    type Value = Parts<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the model object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut parts = Parts { vocab: None, merges: None, rest: Map::new() };
+        while let Some(Str(k)) = map.next_key::<Str>()? {
+            match k.as_ref() {
+                "vocab" => parts.vocab = Some(map.next_value_seed(Lenient(VocabVisitor))?.flatten()),
+                "merges" => parts.merges = Some(map.next_value_seed(Lenient(MergesVisitor))?.flatten()),
+                _ => {
+                    parts.rest.insert(k.into_owned(), map.next_value()?);
                 }
             }
-            Value::Array(a) if a.len() == 2 => a[0].as_str().zip(a[1].as_str()),
+        }
+        Ok(parts)
+    }
+}
+
+/// Reads a value with `V` if it has the shape `V` expects (an object, a list), else consumes
+/// it and gives `None`; so a wrong shape is reported with the field's name, not as bad JSON.
+struct Lenient<V>(V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for Lenient<V> {
+    type Value = Option<V::Value>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(LenientVisitor(self.0))
+    }
+}
+
+struct LenientVisitor<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for LenientVisitor<V> {
+    type Value = Option<V::Value>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+        self.0.visit_map(map).map(Some)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Self::Value, A::Error> {
+        self.0.visit_seq(seq).map(Some)
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(self.0.visit_unit::<E>().ok())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// `model.vocab`: (token, id) in file order; `None` inside if an id is not a non-negative
+/// 32-bit integer.
+struct VocabVisitor;
+
+impl<'de> Visitor<'de> for VocabVisitor {
+    type Value = Option<VocabList<'de>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object of token -> id")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        let mut ok = true;
+        while let Some(Str(k)) = map.next_key::<Str>()? {
+            match map.next_value::<Value>()?.as_u64().filter(|&i| i < u32::MAX as u64) {
+                Some(id) => out.push((k, id as u32)),
+                None => ok = false,
+            }
+        }
+        Ok(ok.then_some(out))
+    }
+}
+
+/// `model.merges`: each merge's two parts (`None` for an entry of the wrong shape).
+struct MergesVisitor;
+
+impl<'de> Visitor<'de> for MergesVisitor {
+    type Value = Option<MergeList<'de>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of merges")
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(Some(Vec::new()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(Merge(m)) = seq.next_element_seed(MergeVisitor)? {
+            out.push(m);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// One merge: `"a b"` or `["a", "b"]`; `None` for anything else (located by the caller).
+struct Merge<'de>(Option<(Cow<'de, str>, Cow<'de, str>)>);
+
+struct MergeVisitor;
+
+fn split_merge(s: Cow<'_, str>) -> Option<(Cow<'_, str>, Cow<'_, str>)> {
+    let mut it = s.split(' ');
+    let (Some(a), Some(b), None) = (it.next(), it.next(), it.next()) else { return None };
+    Some(match s {
+        Cow::Borrowed(s) => (Cow::Borrowed(&s[..a.len()]), Cow::Borrowed(&s[a.len() + 1..])),
+        Cow::Owned(_) => (Cow::Owned(a.to_owned()), Cow::Owned(b.to_owned())),
+    })
+}
+
+impl<'de> Visitor<'de> for MergeVisitor {
+    type Value = Merge<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a merge")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+        Ok(Merge(split_merge(Cow::Borrowed(v))))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        Ok(Merge(split_merge(Cow::Owned(v.to_owned()))))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut parts = Vec::new();
+        while let Some(v) = seq.next_element::<Value>()? {
+            parts.push(v);
+        }
+        Ok(Merge(match parts.as_slice() {
+            [Value::String(a), Value::String(b)] => Some((Cow::Owned(a.clone()), Cow::Owned(b.clone()))),
             _ => None,
-        };
-        let Some((a, b)) = pair else {
-            return fail(format!("model.merges[{k}]"), format!("expected 'a b' or [a, b], found {}", show(m)));
-        };
-        joined.clear();
-        joined.push_str(a);
-        joined.push_str(b);
-        let ids = (vocab.get(a), vocab.get(b), vocab.get(joined.as_str()));
-        let (Some(&x), Some(&y), Some(&z)) = ids else {
-            let missing = if ids.0.is_none() { a } else if ids.1.is_none() { b } else { joined.as_str() };
-            return fail(format!("model.merges[{k}]"), format!("{} names {missing:?}, which is not in the vocabulary", show(m)));
-        };
-        out.push((x, y, z));
+        }))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        while map.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+        Ok(Merge(None))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(Merge(None))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(Merge(None))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(Merge(None))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(Merge(None))
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(Merge(None))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for MergeVisitor {
+    type Value = Merge<'de>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// The merges as id triples, each checked: its two parts and their concatenation are tokens.
+///
+/// Three hash lookups per merge, the third (the merged token) a random probe of a 100 K-entry
+/// table, were most of the cost of reading a large file. Real files list merges in the order of
+/// the tokens they make (merge k makes token 256 + k, or a few merges make each token in id
+/// order), so the merged token's id is first guessed as the previous merge's or the next one
+/// and checked by comparing spellings (`by_id` is read in order, so the guess costs no cache
+/// miss); a wrong guess falls back to the lookup. Exact either way. Chunks run on the rayon pool.
+fn merge_ids(pairs: &MergeList, vocab: &Index, by_id: &[&str]) -> Result<Vec<(u32, u32, u32)>> {
+    use rayon::prelude::*;
+    let is = |id: u32, a: &str, b: &str| {
+        by_id.get(id as usize).is_some_and(|s| s.len() == a.len() + b.len() && s.starts_with(a) && s.ends_with(b))
+    };
+    let chunk = |ms: &[Option<(Cow<str>, Cow<str>)>]| -> Vec<Option<(u32, u32, u32)>> {
+        let mut joined = String::new();
+        let mut prev = u32::MAX - 1;
+        ms.iter()
+            .map(|m| {
+                let (a, b) = m.as_ref()?;
+                let (x, y) = (*vocab.get(a.as_ref())?, *vocab.get(b.as_ref())?);
+                let z = if is(prev, a, b) {
+                    prev
+                } else if is(prev + 1, a, b) {
+                    prev + 1
+                } else {
+                    joined.clear();
+                    joined.push_str(a);
+                    joined.push_str(b);
+                    *vocab.get(joined.as_str())?
+                };
+                prev = z;
+                Some((x, y, z))
+            })
+            .collect()
+    };
+    let ids: Vec<Option<(u32, u32, u32)>> = pairs.par_chunks(16384).flat_map_iter(chunk).collect();
+    let mut out = Vec::with_capacity(ids.len());
+    for (k, (found, m)) in ids.into_iter().zip(pairs).enumerate() {
+        match (found, m) {
+            (Some(t), _) => out.push(t),
+            (None, None) => return fail(format!("model.merges[{k}]"), "expected 'a b' or [a, b]"),
+            (None, Some((a, b))) => {
+                let joined = format!("{a}{b}");
+                let missing = [a.as_ref(), b.as_ref(), joined.as_str()].into_iter().find(|s| !vocab.contains_key(s)).unwrap_or("");
+                return fail(format!("model.merges[{k}]"), format!("{a:?} + {b:?} names {missing:?}, which is not in the vocabulary"));
+            }
+        }
     }
     Ok(out)
 }
