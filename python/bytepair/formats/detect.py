@@ -60,7 +60,8 @@ def detect(data: bytes, source: str = "<bytes>") -> str:
     stripped = data.lstrip()
     if stripped[:1] == b"{":
         return _json_kind(stripped, source)
-    first_line = data.split(b"\n", 1)[0]
+    end = data.find(b"\n", 0, 65536)
+    first_line = data[:end] if end >= 0 else data[:65536]
     if first_line.startswith(b"#version"):
         return "gpt2"
     if _TIKTOKEN_LINE.match(first_line):
