@@ -185,7 +185,7 @@ def _load_bpe2(data: bytes, source: str, pat_str, special_tokens, name):
 def _load_gpt2(path: Path, pat_str, special_tokens, name):
     """GPT-2's pair of files: ``path`` is either of them; the other is beside it."""
     from bytepair.encoding import Encoding
-    from bytepair.formats.gpt2 import data_gym_to_mergeable_bpe_ranks
+    from bytepair.formats.gpt2 import gpt2_tiktoken_bytes
     from bytepair.registry.openai import ENDOFTEXT, R50K_PATTERN
 
     folder = path.parent
@@ -200,15 +200,17 @@ def _load_gpt2(path: Path, pat_str, special_tokens, name):
             raise FormatError(f"GPT-2 vocabularies are two files; {f.name} was not found beside "
                               f"{path.name}", None, os.fspath(path))
     try:
-        ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe.read_bytes(), encoder_json.read_bytes())
+        text = gpt2_tiktoken_bytes(vocab_bpe.read_bytes(), encoder_json.read_bytes())
     except FormatError as e:
         e.path = os.fspath(encoder_json if e.path == "encoder.json" else vocab_bpe)
         raise
-    except ValueError as e:  # encoder.json that is not JSON
-        raise FormatError(f"does not parse: {e}", "JSON", os.fspath(encoder_json)) from None
-    specials = special_tokens if special_tokens is not None else {ENDOFTEXT: len(ranks)}
-    return Encoding(name or "gpt2", pat_str=pat_str or R50K_PATTERN, mergeable_ranks=ranks,
-                    special_tokens=specials)
+    from bytepair import _core
+
+    n = text.count(b"\n")
+    specials = special_tokens if special_tokens is not None else {ENDOFTEXT: n}
+    pattern = pat_str or R50K_PATTERN
+    core = _core.CoreBPE.from_tiktoken(text, list(specials.items()), pattern)
+    return Encoding._from_core(name or "gpt2", core, pattern, specials)
 
 
 def save(tokenizer: Any, path: str | os.PathLike, format: str | None = None) -> None:

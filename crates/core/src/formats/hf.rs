@@ -99,6 +99,13 @@ fn show(v: &Value) -> String {
     }
 }
 
+/// A JSON object of string -> non-negative 32-bit id (GPT-2's `encoder.json`), streamed;
+/// `None` if it is not one.
+pub fn parse_vocab_object(data: &[u8]) -> Option<Vec<(String, u32)>> {
+    let v = serde_json::Deserializer::from_slice(data).deserialize_map(VocabVisitor).ok()??;
+    Some(v.into_iter().map(|(k, id)| (k.into_owned(), id)).collect())
+}
+
 /// Parses a tokenizer.json file's bytes.
 pub fn read(data: &[u8]) -> Result<HfModel> {
     let parsed = serde_json::Deserializer::from_slice(data).deserialize_map(TopVisitor);
