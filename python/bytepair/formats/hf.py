@@ -1,11 +1,13 @@
 """Hugging Face ``tokenizer.json``, BPE models.
 
-Read: byte-level BPE (``ByteLevel`` pre-tokenizer/decoder, vocabulary spelled with GPT-2's
+Read in Rust (``crates/core/src/formats/hf.rs``, one streaming pass, no Python object per
+token): byte-level BPE (``ByteLevel`` pre-tokenizer/decoder, vocabulary spelled with GPT-2's
 printable stand-ins for bytes), optionally after a ``Split`` regex pre-tokenizer; and
 character-level BPE with ``byte_fallback``/``unk_token`` (Llama-style, with the
 ``Prepend("▁")`` + ``Replace(" ", "▁")`` normalizer or a non-splitting ``Metaspace``
-pre-tokenizer). ``added_tokens`` are split out of the text first. Anything else (other models,
-normalizers, pre-tokenizers, ``continuing_subword_prefix``, dropout) is refused with a
+pre-tokenizer). ``added_tokens`` are split out as HF does, with their ``lstrip``, ``rstrip``,
+``single_word`` and ``normalized`` flags (``crates/core/src/added.rs``). Anything else (other
+models, normalizers, pre-tokenizers, ``continuing_subword_prefix``, dropout) is refused with a
 FormatError naming the field.
 
 Write: a rank vocabulary as a byte-level BPE whose merges reproduce its ranks, with
