@@ -98,4 +98,10 @@ class MergeEncoding(LoadedTokenizer):
             return self._core.to_qtkr(self.bos_id, self.eos_id, self.pad_id)
         if fmt == self.source_format and self._source is not None:
             return self._source  # a file read is written back unchanged
-        raise ValueError(f"a {self.source_format} merge-list model cannot be written as {fmt}")
+        can = "qtkr" + (f" or {self.source_format}" if self._source is not None and self.source_format != "qtkr" else "")
+        if fmt == "tokenizer.json":
+            raise ValueError(f"writing a {self.source_format} model as tokenizer.json is not supported (only {can}); "
+                             "a rank vocabulary (Encoding) can be")
+        raise ValueError(f"a {self.source_format} merge-list model cannot be written as {fmt} (only {can}): "
+                         "rank formats (tiktoken, bpe2, bpz2, gpt2) need merge priority = token id, and "
+                         "score formats (sentencepiece, leap) a different algorithm")
