@@ -12,8 +12,8 @@
 //! symbols (bytes, or characters with byte fallback) -> merge-list BPE -> ids.
 
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 
-use hashbrown::HashMap;
 
 use crate::added::{AddedToken, AddedVocab, Allowed, Part};
 use crate::special::SpecialTokens;
@@ -26,6 +26,40 @@ const NONE: u32 = u32::MAX;
 
 /// The space symbol of SentencePiece-derived HF models.
 const SPACE: &str = "\u{2581}";
+
+/// bytes -> id over the token table's blob.
+#[derive(Debug, Clone)]
+struct Index {
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Index {
+    #[inline]
+    fn get(&self, bytes: &[u8], spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
+        let at = |i: u32| {
+            let (o, l) = spans[i as usize];
+            &blob[o as usize..(o + l) as usize]
+        };
+        self.table.find(self.hasher.hash_one(bytes), |&i| at(i) == bytes).copied()
+    }
+
+    /// Inserts `id` for `bytes` unless present; the id already there if it is.
+    fn insert(&mut self, bytes: &[u8], id: u32, spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
+        let at = |i: u32| {
+            let (o, l) = spans[i as usize];
+            &blob[o as usize..(o + l) as usize]
+        };
+        let hasher = &self.hasher;
+        match self.table.entry(hasher.hash_one(bytes), |&i| at(i) == bytes, |&i| hasher.hash_one(at(i))) {
+            hashbrown::hash_table::Entry::Occupied(e) => Some(*e.get()),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                e.insert(id);
+                None
+            }
+        }
+    }
+}
 
 /// The text normalizers read from tokenizer.json (others are refused at load).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +105,9 @@ pub struct MergeTokenizer {
     spans: Vec<(u32, u32)>,
     blob: Vec<u8>,
     /// bytes -> id for every token (whole-piece lookups and character symbols).
-    index: HashMap<Vec<u8>, u32, foldhash::fast::FixedState>,
+    /// Ids by their bytes in `blob` (no copy of each token: a table of ids, compared against
+    /// the blob), hashed with `hasher`.
+    index: Index,
     merges: Merges,
     initial: Initial,
     ignore_merges: bool,
@@ -101,16 +137,18 @@ impl MergeTokenizer {
         // tokenizer.json is otherwise dominated by them).
         let special_ids: std::collections::HashSet<u32> = specials.iter().map(|s| s.1).collect();
         let tables = || -> Result<_> {
-            let mut index = HashMap::with_capacity_and_hasher(tokens.len(), Default::default());
+            let mut index = Index { table: hashbrown::HashTable::with_capacity(tokens.len()), hasher: Default::default() };
             let mut spans = Vec::with_capacity(tokens.len());
-            let mut blob = Vec::new();
-            for (id, t) in tokens.iter().enumerate() {
+            let mut blob = Vec::with_capacity(tokens.iter().map(Vec::len).sum());
+            for t in tokens {
                 spans.push((blob.len() as u32, t.len() as u32));
                 blob.extend_from_slice(t);
+            }
+            for (id, t) in tokens.iter().enumerate() {
                 if t.is_empty() || special_ids.contains(&(id as u32)) {
                     continue;
                 }
-                if let Some(prev) = index.insert(t.clone(), id as u32) {
+                if let Some(prev) = index.insert(t, id as u32, &spans, &blob) {
                     return Err(Error::Vocab(format!("token {:?} appears at ids {prev} and {id}", String::from_utf8_lossy(t))));
                 }
             }
@@ -145,7 +183,7 @@ impl MergeTokenizer {
             let mut ids = [NONE; 256];
             for b in 0..=255u8 {
                 ids[b as usize] = match what {
-                    "raw" => index.get(&[b][..]).copied(),
+                    "raw" => index.get(&[b][..], &spans, &blob),
                     _ => Some(hex[b as usize]).filter(|&i| i != NONE),
                 }
                 .ok_or_else(|| Error::Vocab(format!(
@@ -206,7 +244,7 @@ impl MergeTokenizer {
 
     fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>, scratch: &mut Scratch, out: &mut Vec<u32>) {
         if self.ignore_merges {
-            if let Some(&id) = self.index.get(piece) {
+            if let Some(id) = self.index.get(piece, &self.spans, &self.blob) {
                 out.push(id);
                 return;
             }
@@ -218,7 +256,7 @@ impl MergeTokenizer {
                 let text = std::str::from_utf8(piece).unwrap_or("");
                 for (i, c) in text.char_indices() {
                     let ch = &piece[i..i + c.len_utf8()];
-                    if let Some(&id) = self.index.get(ch) {
+                    if let Some(id) = self.index.get(ch, &self.spans, &self.blob) {
                         ids.push(id);
                     } else if let Some(bytes) = byte_fallback {
                         ids.extend(ch.iter().map(|&b| bytes[b as usize]));
@@ -336,6 +374,6 @@ impl MergeTokenizer {
         self.spans.is_empty()
     }
     pub fn id(&self, bytes: &[u8]) -> Option<u32> {
-        self.index.get(bytes).copied()
+        self.index.get(bytes, &self.spans, &self.blob)
     }
 }
