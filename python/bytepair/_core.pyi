@@ -4,9 +4,9 @@ Checked against the compiled module by tests/api/test_stubs.py (mypy's stubtest)
 """
 
 import os
-from typing import Any, Sequence, final
+from typing import AbstractSet, Any, Collection, Sequence, final
 
-__all__ = ["CoreBPE", "MergeBPE", "ScoreBPE", "Trainer", "bpe2_info", "bpe2_source_hash", "parse_tiktoken"]
+__all__ = ["CoreBPE", "MergeBPE", "ScoreBPE", "Trainer", "bpe2_info", "bpe2_source_hash", "gpt2_to_tiktoken", "parse_tiktoken"]
 
 @final
 class CoreBPE:
@@ -69,13 +69,34 @@ class ScoreBPE:
     @staticmethod
     def from_sentencepiece(data: bytes) -> ScoreBPE: ...
     @staticmethod
-    def from_leap(data: bytes, bos_id: int | None = None, eos_id: int | None = None, dummy_prefix: bool = True) -> ScoreBPE: ...
+    def from_leap(data: bytes, dummy_prefix: bool | None = None) -> ScoreBPE:
+        """BOS = 1 / EOS = 2 when those ids hold <s> / </s>; dummy prefix by default for such tables."""
     @staticmethod
     def from_scored(tokens: list[tuple[bytes, float]], bos_id: int | None = None, eos_id: int | None = None, dummy_prefix: bool = False) -> ScoreBPE: ...
-    def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
-        """Lone surrogates become U+FFFD; a non-str is a TypeError."""
-    def encode_batch(self, texts: Sequence[str], *, add_bos: bool = False, add_eos: bool = False, num_threads: int = 8) -> list[list[int]]:
+    def encode(
+        self,
+        text: str,
+        *,
+        add_bos: bool = False,
+        add_eos: bool = False,
+        allowed_special: AbstractSet[str] | str | None = None,
+        disallowed_special: Collection[str] | str | None = None,
+    ) -> list[int]:
+        """Lone surrogates become U+FFFD; a non-str is a TypeError. The special-token policy is
+        tiktoken's over the special pieces; None: their spellings are text."""
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        add_bos: bool = False,
+        add_eos: bool = False,
+        num_threads: int = 8,
+        allowed_special: AbstractSet[str] | str | None = None,
+        disallowed_special: Collection[str] | str | None = None,
+    ) -> list[list[int]]:
         """On up to num_threads threads, the GIL released."""
+    def special_tokens(self) -> list[tuple[str, int]]:
+        """Control and unknown pieces (LEAP: BOS/EOS) as (spelling, id)."""
     def decode(self, ids: list[int], lossy: bool = False) -> bytes: ...
     def token_bytes(self, id: int) -> bytes: ...
     def piece_id(self, piece: bytes) -> int | None: ...
@@ -115,14 +136,30 @@ class MergeBPE:
     @staticmethod
     def from_qtkr(data: bytes, pattern: str | None = None) -> tuple[MergeBPE, int | None, int | None, int | None]: ...
     @staticmethod
+    def from_tokenizer_json(data: bytes) -> tuple[MergeBPE, dict[str, Any]]:
+        """Parsed in Rust; info: pattern, space_symbol, byte_level, added_tokens [(content, id, special)]."""
+    @staticmethod
     def read_qtkr(data: bytes) -> tuple[list[bytes], list[tuple[int, int, int]], int | None, int | None, int | None]: ...
     @staticmethod
     def merges_from_ranks(core: CoreBPE) -> list[tuple[int, int, int]]: ...
     def to_qtkr(self, bos: int | None = None, eos: int | None = None, pad: int | None = None) -> bytes: ...
-    def encode(self, text: str, split_specials: bool = False) -> list[int]:
-        """Lone surrogates become U+FFFD; a non-str is a TypeError."""
-    def encode_batch(self, texts: Sequence[str], split_specials: bool = False, num_threads: int = 8) -> list[list[int]]:
+    def encode(
+        self,
+        text: str,
+        allowed_special: AbstractSet[str] | str | None = None,
+        disallowed_special: Collection[str] | str | None = None,
+    ) -> list[int]:
+        """Lone surrogates become U+FFFD; a non-str is a TypeError. Policy over the special
+        added tokens (None: none allowed, none disallowed); other added tokens always match."""
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        allowed_special: AbstractSet[str] | str | None = None,
+        disallowed_special: Collection[str] | str | None = None,
+        num_threads: int = 8,
+    ) -> list[list[int]]:
         """On up to num_threads threads, the GIL released."""
+    def special_tokens(self) -> list[tuple[str, int]]: ...
     def decode_bytes(self, ids: list[int]) -> bytes: ...
     def token_bytes(self, id: int) -> bytes: ...
     def token_id(self, bytes: bytes) -> int | None: ...
@@ -136,3 +173,5 @@ def bpe2_info(data: bytes) -> dict[str, Any]:
 
 def parse_tiktoken(data: bytes) -> list[tuple[bytes, int]]: ...
 def bpe2_source_hash(data: bytes) -> bytes: ...
+def gpt2_to_tiktoken(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
+    """GPT-2's two files as a .tiktoken file's bytes (ranks checked to agree)."""

@@ -1,72 +1,87 @@
 """`MergeEncoding`: merge-list BPE tokenizers (QTKR files, HF ``tokenizer.json`` BPE models) with
-``Encoding``'s encode/decode surface. The pipeline runs in Rust (``crates/core/src/merged.rs``).
+``Encoding``'s encode/decode surface. The whole pipeline (added tokens and their flags,
+normalizer, pre-tokenizer, model) runs in Rust (``crates/core/src/merged.rs``).
+
+Special tokens (tokenizer.json: added tokens marked ``special``; QTKR: BOS/EOS/PAD) follow
+tiktoken's ``allowed_special`` / ``disallowed_special`` rules. The defaults are each home
+system's: tokenizer.json splits every added token out of the text, as HF ``tokenizers`` does
+(``allowed_special="all"``); QTKR, converted from tiktoken vocabularies, has tiktoken's
+(nothing allowed, a special spelling in the text raises ValueError). Added tokens that are not
+special are part of the vocabulary and always split out.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import AbstractSet, Callable, Collection, Sequence
 
 from bytepair.loaded import LoadedTokenizer
 
+AllowedSpecial = AbstractSet[str] | str
+DisallowedSpecial = Collection[str] | str
+
 
 class MergeEncoding(LoadedTokenizer):
-    """A merge-list tokenizer loaded by :func:`bytepair.load` from a QTKR or tokenizer.json file.
-
-    ``special_tokens`` (added tokens for tokenizer.json; BOS/EOS/PAD for QTKR) are split out of
-    the text when ``split_specials`` is true: by default for tokenizer.json (as HF does), not
-    for QTKR.
-    """
+    """A merge-list tokenizer loaded by :func:`bytepair.load` from a QTKR or tokenizer.json file."""
 
     def __init__(self, name: str, core, source_format: str, *, special_tokens: dict[str, int],
-                 pat_str: str | None, split_specials: bool = False, bos_id: int | None = None,
-                 eos_id: int | None = None, pad_id: int | None = None,
-                 normalize: Callable[[str], str] | None = None,
-                 denormalize: Callable[[bytes], bytes] | None = None, writer=None):
+                 pat_str: str | None, added_tokens: dict[str, int] | None = None,
+                 default_allowed: AllowedSpecial = frozenset(), default_disallowed: DisallowedSpecial = "all",
+                 bos_id: int | None = None, eos_id: int | None = None, pad_id: int | None = None,
+                 denormalize: Callable[[bytes], bytes] | None = None, source: bytes | None = None,
+                 load_options: dict | None = None):
         self.name = name
         self._core = core
         self.source_format = source_format
         self._special_tokens = dict(special_tokens)
+        self._added_tokens = dict(added_tokens if added_tokens is not None else special_tokens)
         self._pat_str = pat_str
-        self._split_specials = split_specials
+        self._default_allowed = default_allowed
+        self._default_disallowed = default_disallowed
         self.bos_id, self.eos_id, self.pad_id = bos_id, eos_id, pad_id
-        self._normalize = normalize
         self._denormalize = denormalize
-        self._writer = writer
+        self._source = source
+        self._load_options = dict(load_options or {})
         self.n_vocab = core.n_vocab
 
     def __repr__(self) -> str:
         return f"<MergeEncoding {self.name!r} ({self.source_format}, {self.n_vocab} tokens)>"
 
-    def encode(self, text: str, *, split_specials: bool | None = None, add_bos: bool = False,
-               add_eos: bool = False) -> list[int]:
-        """Token ids of ``text``. Lone surrogates become U+FFFD; anything but a ``str`` is a
-        TypeError (both checked in the core, off the common path)."""
-        if self._normalize is not None:
-            text = self._normalize(_checked(text))
-        ids = self._core.encode(text, self._split_specials if split_specials is None else split_specials)
+    def _bos_eos(self, ids: list[int], add_bos: bool, add_eos: bool) -> list[int]:
         if add_bos and self.bos_id is not None:
             ids.insert(0, self.bos_id)
         if add_eos and self.eos_id is not None:
             ids.append(self.eos_id)
         return ids
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        return self.encode(text, split_specials=False)
+    def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None,
+               disallowed_special: DisallowedSpecial | None = None, add_bos: bool = False,
+               add_eos: bool = False) -> list[int]:
+        """Token ids of ``text``. ``allowed_special`` / ``disallowed_special`` as in
+        ``Encoding.encode`` (``None``: this format's default, see the module docstring). Lone
+        surrogates become U+FFFD; anything but a ``str`` is a TypeError (both in the core)."""
+        ids = self._core.encode(
+            text, self._default_allowed if allowed_special is None else allowed_special,
+            self._default_disallowed if disallowed_special is None else disallowed_special)
+        return self._bos_eos(ids, add_bos, add_eos) if add_bos or add_eos else ids
 
-    def encode_batch(self, texts: Sequence[str], *, split_specials: bool | None = None, add_bos: bool = False,
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids with every special spelling taken as text (non-special added tokens still match)."""
+        return self._core.encode(text)
+
+    def encode_batch(self, texts: Sequence[str], *, allowed_special: AllowedSpecial | None = None,
+                     disallowed_special: DisallowedSpecial | None = None, add_bos: bool = False,
                      add_eos: bool = False, num_threads: int = 8) -> list[list[int]]:
-        """``[encode(t) for t in texts]``, on up to ``num_threads`` threads with the GIL released."""
-        if self._normalize is not None:
-            texts = [self._normalize(_checked(t)) for t in texts]
-        split = self._split_specials if split_specials is None else split_specials
-        batch = self._core.encode_batch(texts, split, num_threads)
-        if (add_bos and self.bos_id is not None) or (add_eos and self.eos_id is not None):
+        """``[encode(t, ...) for t in texts]``, on up to ``num_threads`` threads with the GIL released."""
+        batch = self._core.encode_batch(
+            texts, self._default_allowed if allowed_special is None else allowed_special,
+            self._default_disallowed if disallowed_special is None else disallowed_special, num_threads)
+        if add_bos or add_eos:
             for ids in batch:
-                if add_bos and self.bos_id is not None:
-                    ids.insert(0, self.bos_id)
-                if add_eos and self.eos_id is not None:
-                    ids.append(self.eos_id)
+                self._bos_eos(ids, add_bos, add_eos)
         return batch
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        return self._core.encode_batch(texts, None, None, num_threads)
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         data = self._call(lambda: self._core.decode_bytes(list(tokens)), tokens)
@@ -75,18 +90,18 @@ class MergeEncoding(LoadedTokenizer):
     def decode_single_token_bytes(self, token: int) -> bytes:
         return self._call(lambda: self._core.token_bytes(token), [token])
 
+    def _token_id(self, token: bytes) -> int | None:
+        return self._core.token_id(token)
+
     def _write_format(self, fmt: str) -> bytes:
         if fmt == "qtkr":
             return self._core.to_qtkr(self.bos_id, self.eos_id, self.pad_id)
-        if self._writer is not None:
-            data = self._writer(fmt)
-            if data is not None:
-                return data
-        raise ValueError(f"a {self.source_format} merge-list model cannot be written as {fmt}")
-
-
-def _checked(text: object) -> str:
-    if not isinstance(text, str):
-        hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
-        raise TypeError(f"expected text as str, got {type(text).__name__}{hint}")
-    return text
+        if fmt == self.source_format and self._source is not None:
+            return self._source  # a file read is written back unchanged
+        can = "qtkr" + (f" or {self.source_format}" if self._source is not None and self.source_format != "qtkr" else "")
+        if fmt == "tokenizer.json":
+            raise ValueError(f"writing a {self.source_format} model as tokenizer.json is not supported (only {can}); "
+                             "a rank vocabulary (Encoding) can be")
+        raise ValueError(f"a {self.source_format} merge-list model cannot be written as {fmt} (only {can}): "
+                         "rank formats (tiktoken, bpe2, bpz2, gpt2) need merge priority = token id, and "
+                         "score formats (sentencepiece, leap) a different algorithm")

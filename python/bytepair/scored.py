@@ -5,13 +5,18 @@ The rules of each home system live in the Rust pipeline (``crates/core/src/score
 normalisation, byte fallback, unknown runs, BOS/EOS, and decoding. This class adds the Python
 surface: names, batching, errors, saving.
 
-SentencePiece treats control-token spellings in text (``<s>``) as ordinary text, and so does
-this class: there is no ``allowed_special``. BOS/EOS are added with ``add_bos``/``add_eos``.
+Special tokens are the control and unknown pieces (SentencePiece; LEAP: BOS and EOS). By
+default their spellings in text (``<s>``, ``[INST]``) are ordinary text, as ``sentencepiece``
+treats them. ``allowed_special`` / ``disallowed_special`` work as in ``Encoding.encode``
+(tiktoken's rules): an allowed spelling becomes its piece, and the text between is encoded part
+by part, each part as ``sentencepiece`` encodes a text of its own (dummy prefix included, as
+``mistral-common`` builds its instruct sequences); a disallowed spelling raises ValueError
+naming it. BOS/EOS are added with ``add_bos``/``add_eos``.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import AbstractSet, Collection, Sequence
 
 from bytepair.loaded import LoadedTokenizer
 
@@ -21,8 +26,11 @@ PIECE_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "u
 class ScoreEncoding(LoadedTokenizer):
     """A score-BPE tokenizer loaded by :func:`bytepair.load` from a ``.model`` or LEAP file."""
 
-    def __init__(self, name: str, core, source_format: str):
+    def __init__(self, name: str, core, source_format: str, *, source: bytes | None = None,
+                 load_options: dict | None = None):
         self.name = name
+        self._source = source
+        self._load_options = dict(load_options or {})
         self._core = core
         # The core's encode has this class's signature and checks (str only, lone surrogates
         # repaired), so each instance calls it directly: a Python frame in between costs more
@@ -33,31 +41,35 @@ class ScoreEncoding(LoadedTokenizer):
         self.bos_id = core.bos_id
         self.eos_id = core.eos_id
         self.unk_id = core.unk_id
-        if source_format == "sentencepiece":
-            self._special_tokens = {core.token_bytes(i).decode("utf-8"): i
-                                    for i in range(self.n_vocab) if core.kind(i) in (2, 3)}
-        else:
-            self._special_tokens = {core.token_bytes(i).decode("utf-8", "replace"): i
-                                    for i in (self.bos_id, self.eos_id) if i is not None}
+        # Built in Rust (one call, not one per piece).
+        self._special_tokens = dict(core.special_tokens())
 
     def __repr__(self) -> str:
         return f"<ScoreEncoding {self.name!r} ({self.source_format}, {self.n_vocab} pieces)>"
 
     # ---------------------------------------------------------------- encoding
 
-    def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+    def encode(self, text: str, *, add_bos: bool = False, add_eos: bool = False,
+               allowed_special: AbstractSet[str] | str | None = None,
+               disallowed_special: Collection[str] | str | None = None) -> list[int]:
         """Token ids of ``text``, exactly as the home system (``sentencepiece`` or llama2.c)
-        gives them; BOS/EOS when asked and the model has them. Lone surrogates become U+FFFD;
-        anything but a ``str`` is a TypeError (both checked in the core, off the common path)."""
-        return self._core.encode(text, add_bos=add_bos, add_eos=add_eos)
+        gives them; BOS/EOS when asked and the model has them. ``allowed_special`` /
+        ``disallowed_special``: tiktoken's rules over the special pieces (``None``: spellings are
+        text, as in ``sentencepiece``). Lone surrogates become U+FFFD; anything but a ``str`` is
+        a TypeError (both checked in the core, off the common path)."""
+        return self._core.encode(text, add_bos=add_bos, add_eos=add_eos, allowed_special=allowed_special,
+                                 disallowed_special=disallowed_special)
 
     def encode_ordinary(self, text: str) -> list[int]:
-        return self.encode(text)
+        return self._core.encode(text)
 
     def encode_batch(self, texts: Sequence[str], *, add_bos: bool = False, add_eos: bool = False,
-                     num_threads: int = 8) -> list[list[int]]:
-        """``[encode(t) for t in texts]``, on up to ``num_threads`` threads with the GIL released."""
-        return self._core.encode_batch(texts, add_bos=add_bos, add_eos=add_eos, num_threads=num_threads)
+                     num_threads: int = 8, allowed_special: AbstractSet[str] | str | None = None,
+                     disallowed_special: Collection[str] | str | None = None) -> list[list[int]]:
+        """``[encode(t, ...) for t in texts]``, on up to ``num_threads`` threads with the GIL
+        released."""
+        return self._core.encode_batch(texts, add_bos=add_bos, add_eos=add_eos, num_threads=num_threads,
+                                       allowed_special=allowed_special, disallowed_special=disallowed_special)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         return self.encode_batch(texts, num_threads=num_threads)
@@ -84,6 +96,9 @@ class ScoreEncoding(LoadedTokenizer):
     def id_to_piece(self, token: int) -> str:
         return self.decode_single_token_bytes(token).decode("utf-8", "replace")
 
+    def _token_id(self, piece: bytes) -> int | None:
+        return self._core.piece_id(piece)
+
     def piece_to_id(self, piece: str) -> int:
         """The id of a piece; the unknown id (as SentencePiece) or KeyError when there is none."""
         found = self._core.piece_id(piece.encode("utf-8"))
@@ -102,6 +117,8 @@ class ScoreEncoding(LoadedTokenizer):
     # ---------------------------------------------------------------- saving
 
     def _write_format(self, fmt: str) -> bytes:
+        if fmt == self.source_format and self._source is not None:
+            return self._source
         if fmt == "sentencepiece":
             data = self._core.to_sentencepiece()
             if data is None:

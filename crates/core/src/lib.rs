@@ -9,8 +9,9 @@
 //! - [`encoder`]: [`Encoder`] ties the three together: tiktoken's `CoreBPE`.
 //! - [`scored`]: [`scored::ScoreTokenizer`], the SentencePiece / LEAP score-BPE pipeline.
 //! - [`merged`]: [`merged::MergeTokenizer`], the merge-list (QTKR, HF BPE) pipeline.
+//! - [`added`]: HF added tokens and their flags (`lstrip`, `rstrip`, `single_word`, `normalized`).
 //! - [`formats`]: readers and writers of vocabulary files (tiktoken text, BPE2/BPZ2, SentencePiece
-//!   `.model`, LEAP, QTKR); Python owns the JSON-based ones.
+//!   `.model`, LEAP, QTKR, HF tokenizer.json, GPT-2's encoder.json + vocab.bpe).
 //! - [`train`]: the BPE trainer (chunk counting, the merge loop).
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
@@ -19,6 +20,7 @@ pub mod encode;
 pub mod encoder;
 pub mod error;
 pub mod formats;
+pub mod added;
 pub mod merged;
 pub mod pretokenize;
 pub mod scored;

@@ -1,19 +1,94 @@
 //! [`MergeTokenizer`]: the encode/decode path of merge-list models (QTKR files, HF
 //! `tokenizer.json` BPE models).
 //!
-//! text -> added/special tokens split out (leftmost-longest) -> optional pre-tokenizer (split
-//! pattern; with `emit_gaps` the text between matches is a piece too, as HF's `Split` with
+//! HF's order, which this follows exactly:
+//!
+//! text -> added tokens that match raw text split out ([`crate::added`]: flags `lstrip`,
+//! `rstrip`, `single_word`) -> each part between them normalized ([`Normalizer`]) -> added
+//! tokens that match normalized text split out -> each part pre-tokenized: [`Prefix`] (HF's
+//! `ByteLevel(add_prefix_space)` or `Metaspace`, applied per part as HF does), then the split
+//! pattern (with `emit_gaps` the text between matches is a piece too, as HF's `Split` with
 //! `Isolated` does) -> per piece: optional whole-piece lookup (HF's `ignore_merges`) -> initial
 //! symbols (bytes, or characters with byte fallback) -> merge-list BPE -> ids.
 
-use hashbrown::HashMap;
+use std::borrow::Cow;
+use std::hash::BuildHasher;
+
+
+use crate::added::{AddedToken, AddedVocab, Allowed, Part};
+use crate::special::SpecialTokens;
 
 use crate::encode::merges::{merge, Merges, Scratch};
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
-use crate::special::SpecialTokens;
 
 const NONE: u32 = u32::MAX;
+
+/// The space symbol of SentencePiece-derived HF models.
+const SPACE: &str = "\u{2581}";
+
+/// bytes -> id over the token table's blob.
+#[derive(Debug, Clone)]
+struct Index {
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Index {
+    #[inline]
+    fn get(&self, bytes: &[u8], spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
+        let at = |i: u32| {
+            let (o, l) = spans[i as usize];
+            &blob[o as usize..(o + l) as usize]
+        };
+        self.table.find(self.hasher.hash_one(bytes), |&i| at(i) == bytes).copied()
+    }
+
+    /// Inserts `id` for `bytes` unless present; the id already there if it is.
+    fn insert(&mut self, bytes: &[u8], id: u32, spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
+        let at = |i: u32| {
+            let (o, l) = spans[i as usize];
+            &blob[o as usize..(o + l) as usize]
+        };
+        let hasher = &self.hasher;
+        match self.table.entry(hasher.hash_one(bytes), |&i| at(i) == bytes, |&i| hasher.hash_one(at(i))) {
+            hashbrown::hash_table::Entry::Occupied(e) => Some(*e.get()),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                e.insert(id);
+                None
+            }
+        }
+    }
+}
+
+/// The text normalizers read from tokenizer.json (others are refused at load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Normalizer {
+    None,
+    /// Llama's `Sequence[Prepend("▁"), Replace(" ", "▁")]`: non-empty text gets "▁" in front and
+    /// every space becomes "▁".
+    PrependReplace,
+}
+
+impl Normalizer {
+    pub fn apply<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match self {
+            Normalizer::PrependReplace if !text.is_empty() => Cow::Owned(format!("{SPACE}{}", text.replace(' ', SPACE))),
+            _ => Cow::Borrowed(text),
+        }
+    }
+}
+
+/// What the pre-tokenizer does to each part before splitting it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefix {
+    None,
+    /// `ByteLevel(add_prefix_space=true)`: a space in front unless the part starts with one.
+    Space,
+    /// Non-splitting `Metaspace`: spaces become "▁" and "▁" goes in front unless the part
+    /// starts with it; with `first_only` only for the part at the start of the text.
+    Metaspace { first_only: bool },
+}
 
 /// How a piece is cut into initial symbols.
 #[derive(Debug, Clone)]
@@ -30,13 +105,19 @@ pub struct MergeTokenizer {
     spans: Vec<(u32, u32)>,
     blob: Vec<u8>,
     /// bytes -> id for every token (whole-piece lookups and character symbols).
-    index: HashMap<Vec<u8>, u32, foldhash::fast::FixedState>,
+    /// Ids by their bytes in `blob` (no copy of each token: a table of ids, compared against
+    /// the blob), hashed with `hasher`.
+    index: Index,
     merges: Merges,
     initial: Initial,
     ignore_merges: bool,
     pretokenizer: Option<Pretokenizer>,
     emit_gaps: bool,
+    added: AddedVocab,
+    /// The special added tokens, for the disallowed-special check.
     specials: SpecialTokens,
+    normalizer: Normalizer,
+    prefix: Prefix,
 }
 
 impl MergeTokenizer {
@@ -52,20 +133,33 @@ impl MergeTokenizer {
         emit_gaps: bool,
         specials: Vec<(String, u32)>,
     ) -> Result<Self> {
-        let mut index = HashMap::with_capacity_and_hasher(tokens.len(), Default::default());
-        let mut spans = Vec::with_capacity(tokens.len());
-        let mut blob = Vec::new();
+        // The three big tables are independent: built side by side (loading a 100 K-token
+        // tokenizer.json is otherwise dominated by them).
         let special_ids: std::collections::HashSet<u32> = specials.iter().map(|s| s.1).collect();
-        for (id, t) in tokens.iter().enumerate() {
-            spans.push((blob.len() as u32, t.len() as u32));
-            blob.extend_from_slice(t);
-            if t.is_empty() || special_ids.contains(&(id as u32)) {
-                continue;
+        let tables = || -> Result<_> {
+            let mut index = Index { table: hashbrown::HashTable::with_capacity(tokens.len()), hasher: Default::default() };
+            let mut spans = Vec::with_capacity(tokens.len());
+            let mut blob = Vec::with_capacity(tokens.iter().map(Vec::len).sum());
+            for t in tokens {
+                spans.push((blob.len() as u32, t.len() as u32));
+                blob.extend_from_slice(t);
             }
-            if let Some(prev) = index.insert(t.clone(), id as u32) {
-                return Err(Error::Vocab(format!("token {:?} appears at ids {prev} and {id}", String::from_utf8_lossy(t))));
+            for (id, t) in tokens.iter().enumerate() {
+                if t.is_empty() || special_ids.contains(&(id as u32)) {
+                    continue;
+                }
+                if let Some(prev) = index.insert(t, id as u32, &spans, &blob) {
+                    return Err(Error::Vocab(format!("token {:?} appears at ids {prev} and {id}", String::from_utf8_lossy(t))));
+                }
             }
-        }
+            Ok((index, spans, blob))
+        };
+        let others = || -> Result<_> {
+            let pretokenizer = pattern.map(Pretokenizer::new).transpose()?;
+            Ok((Merges::new(merges)?, pretokenizer))
+        };
+        let (tables, others) = rayon::join(tables, others);
+        let ((index, spans, blob), (merge_table, pretokenizer)) = (tables?, others?);
         for &(a, b, m) in merges {
             for v in [a, b, m] {
                 if tokens.get(v as usize).filter(|t| !t.is_empty()).is_none() {
@@ -89,7 +183,7 @@ impl MergeTokenizer {
             let mut ids = [NONE; 256];
             for b in 0..=255u8 {
                 ids[b as usize] = match what {
-                    "raw" => index.get(&[b][..]).copied(),
+                    "raw" => index.get(&[b][..], &spans, &blob),
                     _ => Some(hex[b as usize]).filter(|&i| i != NONE),
                 }
                 .ok_or_else(|| Error::Vocab(format!(
@@ -111,18 +205,46 @@ impl MergeTokenizer {
             spans,
             blob,
             index,
-            merges: Merges::new(merges)?,
+            merges: merge_table,
             initial,
             ignore_merges,
-            pretokenizer: pattern.map(Pretokenizer::new).transpose()?,
+            pretokenizer,
             emit_gaps,
-            specials: SpecialTokens::new(specials)?,
+            specials: SpecialTokens::new(specials.clone())?,
+            added: AddedVocab::new(specials.into_iter().map(|(s, id)| AddedToken::special(s, id)).collect(), |s| s.to_string())?,
+            normalizer: Normalizer::None,
+            prefix: Prefix::None,
         })
+    }
+
+    /// HF's pipeline around the model: the normalizer, the pre-tokenizer's prefix rule and the
+    /// added tokens with their flags (replacing the plain special tokens given to `new`). Each
+    /// added token must be the token at its id.
+    pub fn with_pipeline(mut self, normalizer: Normalizer, prefix: Prefix, added: Vec<AddedToken>) -> Result<Self> {
+        for t in &added {
+            if self.token(t.id) != Some(t.content.as_bytes()) {
+                return Err(Error::Vocab(format!("added token {:?} is not the token at id {}", t.content, t.id)));
+            }
+        }
+        self.normalizer = normalizer;
+        self.prefix = prefix;
+        self.specials = SpecialTokens::new(added.iter().filter(|t| t.special).map(|t| (t.content.clone(), t.id)).collect())?;
+        self.added = AddedVocab::new(added, |s| normalizer.apply(s).into_owned())?;
+        Ok(self)
+    }
+
+    /// The special added tokens.
+    pub fn specials(&self) -> &SpecialTokens {
+        &self.specials
+    }
+
+    pub fn added_tokens(&self) -> &[AddedToken] {
+        self.added.tokens()
     }
 
     fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>, scratch: &mut Scratch, out: &mut Vec<u32>) {
         if self.ignore_merges {
-            if let Some(&id) = self.index.get(piece) {
+            if let Some(id) = self.index.get(piece, &self.spans, &self.blob) {
                 out.push(id);
                 return;
             }
@@ -134,7 +256,7 @@ impl MergeTokenizer {
                 let text = std::str::from_utf8(piece).unwrap_or("");
                 for (i, c) in text.char_indices() {
                     let ch = &piece[i..i + c.len_utf8()];
-                    if let Some(&id) = self.index.get(ch) {
+                    if let Some(id) = self.index.get(ch, &self.spans, &self.blob) {
                         ids.push(id);
                     } else if let Some(bytes) = byte_fallback {
                         ids.extend(ch.iter().map(|&b| bytes[b as usize]));
@@ -176,22 +298,54 @@ impl MergeTokenizer {
         }
     }
 
-    /// Encodes text; with `split_specials`, special/added token spellings become their ids.
-    pub fn encode(&self, text: &str, split_specials: bool) -> Result<Vec<u32>> {
+    /// Encodes text. Non-special added tokens are always split out; special ones only as
+    /// `allowed` says (elsewhere their spelling is ordinary text).
+    pub fn encode(&self, text: &str, allowed: Allowed) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        let (mut ids, mut scratch) = (Vec::new(), Scratch::default());
-        if !split_specials || self.specials.is_empty() {
-            self.encode_ordinary_into(text, &mut ids, &mut scratch, &mut out)?;
-            return Ok(out);
+        let mut bufs = (Vec::new(), Scratch::default());
+        let mut err = Ok(());
+        self.added.split(text, false, allowed, |part| match part {
+            Part::Token(id) => out.push(id),
+            Part::Text(at, s) if err.is_ok() => err = self.encode_raw_part(s, at == 0, allowed, &mut bufs, &mut out),
+            Part::Text(..) => {}
+        });
+        err.map(|_| out)
+    }
+
+    /// A part of the raw text between added tokens: normalized, then searched for the added
+    /// tokens that match normalized text.
+    fn encode_raw_part(&self, text: &str, at_start: bool, allowed: Allowed, bufs: &mut (Vec<u32>, Scratch), out: &mut Vec<u32>) -> Result<()> {
+        let norm = self.normalizer.apply(text);
+        if !self.added.has_normalized() {
+            return self.encode_part(&norm, at_start, bufs, out);
         }
-        let mut start = 0;
-        while let Some(m) = self.specials.find_from(text, start) {
-            self.encode_ordinary_into(&text[start..m.start], &mut ids, &mut scratch, &mut out)?;
-            out.push(m.id);
-            start = m.end;
-        }
-        self.encode_ordinary_into(&text[start..], &mut ids, &mut scratch, &mut out)?;
-        Ok(out)
+        let mut err = Ok(());
+        self.added.split(&norm, true, allowed, |part| match part {
+            Part::Token(id) => out.push(id),
+            Part::Text(at, s) if err.is_ok() => err = self.encode_part(s, at_start && at == 0, bufs, out),
+            Part::Text(..) => {}
+        });
+        err
+    }
+
+    /// A normalized part with no added tokens in it: the pre-tokenizer's prefix rule, the split
+    /// pattern, the model.
+    fn encode_part(&self, text: &str, at_start: bool, bufs: &mut (Vec<u32>, Scratch), out: &mut Vec<u32>) -> Result<()> {
+        let text: Cow<str> = match self.prefix {
+            Prefix::None => Cow::Borrowed(text),
+            Prefix::Space if text.starts_with(' ') || text.is_empty() => Cow::Borrowed(text),
+            Prefix::Space => Cow::Owned(format!(" {text}")),
+            Prefix::Metaspace { first_only } => {
+                let t = text.replace(' ', SPACE);
+                if t.is_empty() || t.starts_with(SPACE) || (first_only && !at_start) {
+                    Cow::Owned(t)
+                } else {
+                    Cow::Owned(format!("{SPACE}{t}"))
+                }
+            }
+        };
+        let (ids, scratch) = bufs;
+        self.encode_ordinary_into(&text, ids, scratch, out)
     }
 
     pub fn token(&self, id: u32) -> Option<&[u8]> {
@@ -220,6 +374,6 @@ impl MergeTokenizer {
         self.spans.is_empty()
     }
     pub fn id(&self, bytes: &[u8]) -> Option<u32> {
-        self.index.get(bytes).copied()
+        self.index.get(bytes, &self.spans, &self.blob)
     }
 }

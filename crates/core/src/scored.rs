@@ -28,6 +28,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, 
 use crate::encode::score::{merge, ScoreVocab, Scratch, Symbol, NONE};
 use crate::error::{Error, Result};
 use crate::formats::sentencepiece::{ModelProto, PieceType};
+use crate::special::SpecialTokens;
 
 pub const SPACE_SYMBOL: &str = "\u{2581}";
 
@@ -93,11 +94,39 @@ impl std::fmt::Debug for SegmentCache {
     }
 }
 
+/// Per piece: does a segment equal to the piece encode to exactly that piece? (The
+/// whole-segment shortcut is exact only for those.) Worked out the first time a segment equal
+/// to the piece is met, not at load: running BPE over every piece at load cost more than the
+/// rest of loading (13 ms for a 32 K-piece SentencePiece model, 130 ms for a 100 K-token LEAP
+/// table), and a text meets a few thousand distinct pieces. 0 = not yet known, 1 = yes, 2 = no.
+/// Relaxed atomics: two threads that race compute the same answer.
+struct WholeFlags(Box<[std::sync::atomic::AtomicU8]>);
+
+impl WholeFlags {
+    fn new(n: usize) -> Self {
+        WholeFlags((0..n).map(|_| std::sync::atomic::AtomicU8::new(0)).collect())
+    }
+}
+
+impl Clone for WholeFlags {
+    fn clone(&self) -> Self {
+        use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+        WholeFlags(self.0.iter().map(|a| AtomicU8::new(a.load(Relaxed))).collect())
+    }
+}
+
+impl std::fmt::Debug for WholeFlags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WholeFlags")
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ScoreTokenizer {
     flavor: Flavor,
     vocab: ScoreVocab,
     kinds: Vec<PieceType>,
+    whole: WholeFlags,
     /// Control, unknown and byte pieces (SentencePiece's reserved map): found by exact lookup
     /// only, never merged into.
     reserved: HashMap<Vec<u8>, u32>,
@@ -124,6 +153,9 @@ pub struct ScoreTokenizer {
     byte_whole: [u32; 256],
     unk_surface: String,
     cache: SegmentCache,
+    /// Control and unknown pieces (SentencePiece) or BOS/EOS (LEAP): spellings that are plain
+    /// text unless a call allows them (`encode_allowed`).
+    specials: SpecialTokens,
 }
 
 /// Which adjacent character pairs may be joined by a merge: ASCII pairs in a bit table, the rest
@@ -240,13 +272,20 @@ impl ScoreTokenizer {
         } else {
             None
         };
-        let vocab = ScoreVocab::new(&entries).map_err(|e| Error::format("pieces", e.to_string()))?;
+        let space = if m.escape_whitespaces { SPACE_SYMBOL } else { " " };
+        // The piece table (with its pair table) and the segment joins are independent: built
+        // side by side.
+        let (vocab, joins) = rayon::join(
+            || ScoreVocab::new(&entries),
+            || joins_of(space, entries.iter().filter(|e| e.2 && !e.0.is_empty()).map(|e| e.0)),
+        );
+        let vocab = vocab.map_err(|e| Error::format("pieces", e.to_string()))?;
         let control = |name: &str| {
             reserved.get(name.as_bytes()).copied().filter(|&i| kinds[i as usize] == PieceType::Control)
         };
-        let space = if m.escape_whitespaces { SPACE_SYMBOL } else { " " };
         let mut t = ScoreTokenizer {
             flavor: Flavor::SentencePiece,
+            whole: WholeFlags::new(m.pieces.len()),
             bos_id: control(&m.bos_piece),
             eos_id: control(&m.eos_piece),
             vocab,
@@ -265,9 +304,20 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: m.unk_surface.clone(),
             cache: SegmentCache::new(),
+            specials: SpecialTokens::new(Vec::new())?,
         };
-        t.finish(user.iter().map(|u| u.as_bytes()));
+        t.finish(user.iter().map(|u| u.as_bytes()), Some(joins))?;
         Ok(t)
+    }
+
+    /// From a LEAP table as llama2.c runs it: BOS = 1 and EOS = 2 when those ids hold `<s>` and
+    /// `</s>` (llama2.c hard-codes them); `dummy_prefix` by default only for such tables (a
+    /// rank vocabulary's export has none).
+    pub fn from_leap_llama2c(tokens: &[(Vec<u8>, f32)], dummy_prefix: Option<bool>) -> Result<Self> {
+        let at = |i: usize, want: &[u8]| tokens.len() > 2 && tokens[i].0 == want;
+        let bos = at(1, b"<s>").then_some(1);
+        let eos = at(2, b"</s>").then_some(2);
+        Self::from_leap(tokens, bos, eos, dummy_prefix.unwrap_or(bos.is_some()))
     }
 
     /// From a LEAP table (`(bytes, score)` by id). `bos_id`/`eos_id` as llama2.c uses them.
@@ -298,6 +348,7 @@ impl ScoreTokenizer {
         };
         let mut t = ScoreTokenizer {
             flavor: Flavor::Leap,
+            whole: WholeFlags::new(tokens.len()),
             vocab,
             kinds: vec![PieceType::Normal; tokens.len()],
             reserved: HashMap::new(),
@@ -316,30 +367,73 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: String::new(),
             cache: SegmentCache::new(),
+            specials: SpecialTokens::new(Vec::new())?,
         };
-        t.finish(std::iter::empty());
+        t.finish(std::iter::empty(), None)?;
         Ok(t)
     }
 
-    fn finish<'a>(&mut self, extra: impl Iterator<Item = &'a [u8]>) {
+    /// `joins`: the segment joins if already computed (else computed here).
+    fn finish<'a>(&mut self, extra: impl Iterator<Item = &'a [u8]>, joins: Option<Option<Joins>>) -> Result<()> {
+        let mut specials = Vec::new();
+        for id in 0..self.vocab.len() as u32 {
+            let special = match self.flavor {
+                Flavor::SentencePiece => matches!(self.kinds[id as usize], PieceType::Control | PieceType::Unknown),
+                Flavor::Leap => Some(id) == self.bos_id || Some(id) == self.eos_id,
+            };
+            if let Some(s) = self.vocab.token(id).filter(|_| special).and_then(|b| std::str::from_utf8(b).ok()) {
+                specials.push((s.to_owned(), id));
+            }
+        }
+        self.specials = SpecialTokens::new(specials)?;
         let extra: Vec<&[u8]> = extra.collect();
         for p in &extra {
             self.user_first[p[0] as usize] = true;
         }
-        self.joins = if self.raw_byte_fallback { None } else { self.compute_joins(&extra) };
-        let whole = self.vocab.whole_flags(|bytes, syms| {
-            // Segments are UTF-8, so a piece that is not can never be one.
-            std::str::from_utf8(bytes).is_ok() && {
-                self.initial_symbols(bytes, syms);
-                true
-            }
-        });
-        self.vocab.set_whole(whole);
+        self.joins = match joins {
+            _ if self.raw_byte_fallback => None,
+            Some(j) => j,
+            None => self.compute_joins(&extra),
+        };
         for b in 0..128u8 {
-            if let Some(id) = self.vocab.lookup(&[b]).filter(|&id| self.vocab.whole(id)) {
+            if let Some(id) = self.vocab.lookup(&[b]).filter(|&id| self.whole(id)) {
                 self.byte_whole[b as usize] = id;
             }
         }
+        Ok(())
+    }
+
+    /// Whether a segment equal to piece `id` encodes to exactly `id` (see [`WholeFlags`]).
+    #[inline]
+    fn whole(&self, id: u32) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let flag = &self.whole.0[id as usize];
+        match flag.load(Relaxed) {
+            1 => true,
+            2 => false,
+            _ => {
+                let w = self.compute_whole(id);
+                flag.store(if w { 1 } else { 2 }, Relaxed);
+                w
+            }
+        }
+    }
+
+    #[cold]
+    fn compute_whole(&self, id: u32) -> bool {
+        let Some(bytes) = self.vocab.token(id) else { return false };
+        // Segments are UTF-8, so a piece that is not can never be one.
+        if self.vocab.lookup(bytes) != Some(id) || std::str::from_utf8(bytes).is_err() {
+            return false;
+        }
+        let mut syms = Vec::new();
+        self.initial_symbols(bytes, &mut syms);
+        let mut result = (0usize, NONE);
+        merge(&self.vocab, bytes, &mut syms, &mut Scratch::default(), |s| {
+            result.0 += 1;
+            result.1 = s.id;
+        });
+        result == (1, id)
     }
 
     /// Every adjacent character pair inside a mergeable or user-defined piece. A merged symbol
@@ -347,30 +441,8 @@ impl ScoreTokenizer {
     /// characters that no piece holds side by side: the text can be cut there and each part
     /// encoded alone, with the same result.
     fn compute_joins(&self, extra: &[&[u8]]) -> Option<Joins> {
-        let mut joins = Joins::new(self.space.chars().next().unwrap_or(' '));
-        let mut add = |p: &[u8]| -> bool {
-            let Ok(s) = std::str::from_utf8(p) else { return false };
-            let mut chars = s.chars();
-            let Some(mut prev) = chars.next() else { return true };
-            for c in chars {
-                joins.insert(prev, c);
-                prev = c;
-            }
-            true
-        };
-        for id in 0..self.vocab.len() as u32 {
-            if let Some(p) = self.vocab.token(id) {
-                if self.vocab.lookup(p) == Some(id) && !add(p) {
-                    return None;
-                }
-            }
-        }
-        for p in extra {
-            if !add(p) {
-                return None;
-            }
-        }
-        Some(joins)
+        let pieces = (0..self.vocab.len() as u32).filter_map(|id| self.vocab.token(id).filter(|p| self.vocab.lookup(p) == Some(id)));
+        joins_of(self.space, pieces.chain(extra.iter().copied()))
     }
 
     /// Cuts a segment into initial symbols.
@@ -553,7 +625,7 @@ impl ScoreTokenizer {
         }
         let hash = self.vocab.hash(seg);
         if let Some(id) = self.vocab.lookup_hashed(seg, hash) {
-            if self.vocab.whole(id) {
+            if self.whole(id) {
                 out.push(id);
                 *prev_unk = false;
                 return;
@@ -598,6 +670,40 @@ impl ScoreTokenizer {
             }
             *prev_unk = true;
         }
+    }
+
+    /// Encodes with the spellings of the `allowed` special pieces (all when `None`) taken as
+    /// those pieces, as a caller that splits the text there and encodes each part on its own
+    /// would (each part gets its own dummy prefix, as with `sentencepiece`'s `encode` per part).
+    pub fn encode_allowed(&self, text: &str, allowed: Option<&[u32]>, add_bos: bool, add_eos: bool) -> Vec<u32> {
+        if allowed.is_some_and(|a| a.is_empty()) || self.specials.is_empty() {
+            return self.encode(text, add_bos, add_eos);
+        }
+        let mut out = Vec::with_capacity(text.len() / 3 + 2);
+        if add_bos {
+            out.extend(self.bos_id);
+        }
+        let (mut start, mut from) = (0, 0);
+        while let Some(m) = self.specials.find_from(text, from) {
+            if allowed.is_some_and(|a| a.binary_search(&m.id).is_err()) {
+                from = m.start + 1;
+                continue;
+            }
+            self.encode_into(&text[start..m.start], false, false, &mut out);
+            out.push(m.id);
+            start = m.end;
+            from = m.end;
+        }
+        self.encode_into(&text[start..], false, false, &mut out);
+        if add_eos {
+            out.extend(self.eos_id);
+        }
+        out
+    }
+
+    /// The spellings that are special pieces (control and unknown; LEAP: BOS/EOS).
+    pub fn specials(&self) -> &SpecialTokens {
+        &self.specials
     }
 
     pub fn encode(&self, text: &str, add_bos: bool, add_eos: bool) -> Vec<u32> {
@@ -713,6 +819,21 @@ impl ScoreTokenizer {
     pub fn segmented(&self) -> bool {
         self.joins.is_some()
     }
+}
+
+/// The [`Joins`] of these pieces (`None` if one is not UTF-8: segmenting is then off).
+fn joins_of<'a>(space: &str, pieces: impl Iterator<Item = &'a [u8]>) -> Option<Joins> {
+    let mut joins = Joins::new(space.chars().next().unwrap_or(' '));
+    for p in pieces {
+        let Ok(s) = std::str::from_utf8(p) else { return None };
+        let mut chars = s.chars();
+        let Some(mut prev) = chars.next() else { continue };
+        for c in chars {
+            joins.insert(prev, c);
+            prev = c;
+        }
+    }
+    Some(joins)
 }
 
 fn build_matcher(user: &[String]) -> Result<Option<AhoCorasick>> {

@@ -7,6 +7,7 @@ mod errors;
 mod formats;
 mod ids;
 mod merged;
+mod policy;
 mod scored;
 mod text;
 mod threads;

@@ -1,14 +1,16 @@
 //! `MergeBPE`: the merge-list tokenizer (QTKR files, HF tokenizer.json BPE models).
 
+use bytepair_core::added::Allowed;
 use bytepair_core::encode::merges;
-use bytepair_core::formats::qtkr;
+use bytepair_core::formats::{hf, qtkr};
 use bytepair_core::merged::MergeTokenizer;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::encoder::CoreBPE;
 use crate::errors::guarded;
 use crate::ids::IntCache;
+use crate::policy::Policy;
 
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct MergeBPE {
@@ -71,6 +73,29 @@ impl MergeBPE {
         })
     }
 
+    /// From a HF tokenizer.json file, parsed in Rust: (tokenizer, info). `info` holds what the
+    /// Python layer needs: `pattern`, `space_symbol` (decode maps "▁" to spaces),
+    /// `byte_level`, and `added_tokens` as (content, id, special) in file order of matching.
+    #[staticmethod]
+    fn from_tokenizer_json<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Self, Bound<'py, PyDict>)> {
+        let (core, m) = py.allow_threads(|| {
+            guarded(|| {
+                let m = hf::read(data)?;
+                let specials: Vec<(String, u32)> = m.added.iter().map(|t| (t.content.clone(), t.id)).collect();
+                let inner = MergeTokenizer::new(&m.tokens, &m.merges, m.char_level, m.ignore_merges, m.pattern.as_deref(), m.pattern.is_some(), specials)?
+                    .with_pipeline(m.normalizer, m.prefix, m.added.clone())?;
+                Ok((inner, m))
+            })
+        })?;
+        let info = PyDict::new(py);
+        info.set_item("pattern", m.pattern.as_deref())?;
+        info.set_item("space_symbol", m.space_symbol)?;
+        info.set_item("byte_level", m.char_level.is_none())?;
+        let added: Vec<(String, u32, bool)> = m.added.iter().map(|t| (t.content.clone(), t.id, t.special)).collect();
+        info.set_item("added_tokens", added)?;
+        Ok((MergeBPE::wrap(core, m.tokens, m.merges), info))
+    }
+
     /// Parses a QTKR file: (tokens, merges, bos, eos, pad).
     #[staticmethod]
     #[allow(clippy::type_complexity)]
@@ -93,18 +118,44 @@ impl MergeBPE {
     }
 
     /// The ids of `text` (any `str`: lone surrogates become U+FFFD first, see `text.rs`).
-    #[pyo3(signature = (text, split_specials=false))]
-    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, split_specials: bool) -> PyResult<Bound<'py, PyList>> {
+    /// `allowed_special` / `disallowed_special` as tiktoken's, over the special added tokens
+    /// (non-special added tokens always match); `None` means none.
+    #[pyo3(signature = (text, allowed_special=None, disallowed_special=None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        allowed_special: Option<&Bound<'py, PyAny>>,
+        disallowed_special: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let text = crate::text::text(text)?;
-        let ids = py.allow_threads(|| guarded(|| self.inner.encode(&text, split_specials)))?;
+        let policy = Policy::new(self.inner.specials(), allowed_special, disallowed_special)?;
+        policy.check(py, self.inner.specials(), &text)?;
+        let ids = py.allow_threads(|| guarded(|| self.inner.encode(&text, as_allowed(&policy.allowed))))?;
         self.ints.list(py, &ids)
     }
 
     /// Encodes many texts on up to `num_threads` threads, the GIL released while they work.
-    #[pyo3(signature = (texts, split_specials=false, num_threads=8))]
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, split_specials: bool, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (texts, allowed_special=None, disallowed_special=None, num_threads=8))]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        allowed_special: Option<&Bound<'py, PyAny>>,
+        disallowed_special: Option<&Bound<'py, PyAny>>,
+        num_threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
-        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| self.inner.encode(t, split_specials)))
+        let policy = Policy::new(self.inner.specials(), allowed_special, disallowed_special)?;
+        for t in &texts {
+            policy.check(py, self.inner.specials(), t)?;
+        }
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| self.inner.encode(t, as_allowed(&policy.allowed))))
+    }
+
+    /// The special added tokens as (spelling, id).
+    fn special_tokens(&self) -> Vec<(String, u32)> {
+        self.inner.specials().tokens().to_vec()
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
@@ -132,5 +183,13 @@ impl MergeBPE {
     #[getter]
     fn n_vocab(&self) -> usize {
         self.inner.len()
+    }
+}
+
+fn as_allowed(ids: &Option<Vec<u32>>) -> Allowed<'_> {
+    match ids {
+        None => Allowed::All,
+        Some(v) if v.is_empty() => Allowed::None,
+        Some(v) => Allowed::Only(v),
     }
 }

@@ -7,6 +7,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::errors::guarded;
 use crate::ids::IntCache;
+use crate::policy::Policy;
 
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct ScoreBPE {
@@ -37,14 +38,15 @@ impl ScoreBPE {
         })
     }
 
-    /// From the bytes of a LEAP / llama2.c `tokenizer.bin`; BOS/EOS ids as llama2.c uses them.
+    /// From the bytes of a LEAP / llama2.c `tokenizer.bin`, BOS/EOS and the dummy prefix as
+    /// llama2.c has them (see `ScoreTokenizer::from_leap_llama2c`).
     #[staticmethod]
-    #[pyo3(signature = (data, bos_id=None, eos_id=None, dummy_prefix=true))]
-    fn from_leap(py: Python<'_>, data: &[u8], bos_id: Option<u32>, eos_id: Option<u32>, dummy_prefix: bool) -> PyResult<Self> {
+    #[pyo3(signature = (data, dummy_prefix=None))]
+    fn from_leap(py: Python<'_>, data: &[u8], dummy_prefix: Option<bool>) -> PyResult<Self> {
         py.allow_threads(|| {
             guarded(|| {
                 let (_, tokens) = leap::read(data)?;
-                Ok(ScoreBPE::wrap(ScoreTokenizer::from_leap(&tokens, bos_id, eos_id, dummy_prefix)?, None))
+                Ok(ScoreBPE::wrap(ScoreTokenizer::from_leap_llama2c(&tokens, dummy_prefix)?, None))
             })
         })
     }
@@ -57,18 +59,55 @@ impl ScoreBPE {
     }
 
     /// The ids of `text` (any `str`: lone surrogates become U+FFFD first, see `text.rs`).
-    #[pyo3(signature = (text, *, add_bos=false, add_eos=false))]
-    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, add_bos: bool, add_eos: bool) -> PyResult<Bound<'py, PyList>> {
+    /// `allowed_special` / `disallowed_special` as tiktoken's, over the special pieces; `None`
+    /// (the default) is the home system's rule: their spellings are plain text.
+    #[pyo3(signature = (text, *, add_bos=false, add_eos=false, allowed_special=None, disallowed_special=None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        add_bos: bool,
+        add_eos: bool,
+        allowed_special: Option<&Bound<'py, PyAny>>,
+        disallowed_special: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let text = crate::text::text(text)?;
-        let ids = py.allow_threads(|| guarded(|| Ok(self.inner.encode(&text, add_bos, add_eos))))?;
+        let ids = if allowed_special.is_none() && disallowed_special.is_none() {
+            py.allow_threads(|| guarded(|| Ok(self.inner.encode(&text, add_bos, add_eos))))?
+        } else {
+            let policy = Policy::new(self.inner.specials(), allowed_special, disallowed_special)?;
+            policy.check(py, self.inner.specials(), &text)?;
+            let allowed = policy.allowed.as_deref();
+            py.allow_threads(|| guarded(|| Ok(self.inner.encode_allowed(&text, allowed, add_bos, add_eos))))?
+        };
         self.ints.list(py, &ids)
     }
 
     /// Encodes many texts on up to `num_threads` threads, the GIL released while they work.
-    #[pyo3(signature = (texts, *, add_bos=false, add_eos=false, num_threads=8))]
-    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, add_bos: bool, add_eos: bool, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (texts, *, add_bos=false, add_eos=false, num_threads=8, allowed_special=None, disallowed_special=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        add_bos: bool,
+        add_eos: bool,
+        num_threads: usize,
+        allowed_special: Option<&Bound<'py, PyAny>>,
+        disallowed_special: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
-        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| Ok(self.inner.encode(t, add_bos, add_eos))))
+        let policy = Policy::new(self.inner.specials(), allowed_special, disallowed_special)?;
+        for t in &texts {
+            policy.check(py, self.inner.specials(), t)?;
+        }
+        let allowed = policy.allowed.as_deref();
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| Ok(self.inner.encode_allowed(t, allowed, add_bos, add_eos))))
+    }
+
+    /// The special pieces as (spelling, id): control and unknown pieces, or LEAP's BOS/EOS.
+    fn special_tokens(&self) -> Vec<(String, u32)> {
+        self.inner.specials().tokens().to_vec()
     }
 
     /// Decoded bytes; `lossy` applies SentencePiece's U+FFFD-per-bad-byte rule.

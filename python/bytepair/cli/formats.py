@@ -55,6 +55,7 @@ def describe(path: str) -> dict:
         "size_bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest() if data else None,
         "name": getattr(tok, "name", None),
+        "tokenizer": type(tok).__name__,
         "n_vocab": tok.n_vocab,
         "special_tokens": dict(sorted(tok._special_tokens.items(), key=lambda kv: kv[1])),
         "max_token_len": max((len(tok.decode_single_token_bytes(i)) for i in range(tok.n_vocab)
@@ -69,6 +70,14 @@ def describe(path: str) -> dict:
         info["compressed_size"] = head["compressed_size"]
     elif hasattr(tok, "_pat_str"):
         info["pattern"] = tok._pat_str
+    for attr in ("bos_id", "eos_id", "unk_id", "pad_id"):
+        if getattr(tok, attr, None) is not None:
+            info[attr] = getattr(tok, attr)
+    # Added tokens that are not special (tokenizer.json): vocabulary always split out of the text.
+    added = {s: i for s, i in sorted(getattr(tok, "_added_tokens", {}).items(), key=lambda kv: kv[1])
+             if s not in tok._special_tokens}
+    if added:
+        info["added_tokens"] = added
     return info
 
 
@@ -90,7 +99,7 @@ def inspect(file, as_json):
         click.echo(json.dumps(info, indent=2, ensure_ascii=False))
         return
     for key, value in info.items():
-        if key == "special_tokens":
+        if key in ("special_tokens", "added_tokens"):
             shown = ", ".join(f"{s}={i}" for s, i in list(value.items())[:8])
             more = f" (+{len(value) - 8} more)" if len(value) > 8 else ""
             click.echo(f"{key:>16}: {len(value)}  {shown}{more}")

@@ -16,7 +16,7 @@ from typing import Any
 from bytepair.errors import FormatError, PatternError, VocabError
 from bytepair.formats.detect import FORMATS, detect
 
-__all__ = ["FORMATS", "detect", "load", "save", "format_for_path"]
+__all__ = ["FORMATS", "detect", "load", "loads", "save", "format_for_path"]
 
 # Formats a file name's suffix implies, for save() when no format is given.
 _SUFFIXES = {
@@ -105,20 +105,40 @@ def load(path: str | os.PathLike, *, pat_str: str | None = None,
         raise FormatError(str(e), f"{fmt} contents", source) from None
 
 
-def _dispatch(fmt: str, data: bytes, path: Path, source: str, pat_str, special_tokens, name):
-    stem = name or path.name.split(".")[0] or "vocab"
+def loads(data: bytes, *, format: str | None = None, name: str | None = None, pat_str: str | None = None,
+          special_tokens: dict[str, int] | None = None, source: str = "<bytes>", dummy_prefix: bool | None = None) -> Any:
+    """:func:`load` from a file's bytes (any format but GPT-2's pair of files). ``dummy_prefix``
+    (LEAP only): prepend a space to text as llama2.c does (default: for llama2.c-style tables)."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    fmt = format or detect(data, source)
+    if fmt == "gpt2":
+        raise ValueError("GPT-2 vocabularies are two files; load them with bytepair.load(folder)")
+    try:
+        return _dispatch(fmt, data, None, source, pat_str, special_tokens, name, dummy_prefix)
+    except FormatError as e:
+        e.path = e.path or source
+        raise
+    except (VocabError, PatternError) as e:
+        raise FormatError(str(e), f"{fmt} contents", source) from None
+
+
+def _dispatch(fmt: str, data: bytes, path: Path | None, source: str, pat_str, special_tokens, name,
+              dummy_prefix: bool | None = None):
+    stem = name or (path.name.split(".")[0] if path is not None else "") or "vocab"
     if fmt in ("bpe2", "bpz2"):
         return _load_bpe2(data, source, pat_str, special_tokens, name)
     if fmt == "tiktoken":
         return _load_tiktoken(data, source, pat_str, special_tokens, name or stem)
     if fmt == "gpt2":
+        assert path is not None  # loads() refuses gpt2
         return _load_gpt2(path, pat_str, special_tokens, name)
     if fmt == "sentencepiece":
         from bytepair.formats import sentencepiece
         return sentencepiece.load(data, source, name or stem)
     if fmt == "leap":
         from bytepair.formats import leap
-        return leap.load(data, source, name or stem)
+        return leap.load(data, source, name or stem, dummy_prefix)
     if fmt == "qtkr":
         from bytepair.formats import qtkr
         return qtkr.load(data, source, name or stem, pat_str)
@@ -165,7 +185,7 @@ def _load_bpe2(data: bytes, source: str, pat_str, special_tokens, name):
 def _load_gpt2(path: Path, pat_str, special_tokens, name):
     """GPT-2's pair of files: ``path`` is either of them; the other is beside it."""
     from bytepair.encoding import Encoding
-    from bytepair.formats.gpt2 import data_gym_to_mergeable_bpe_ranks
+    from bytepair.formats.gpt2 import gpt2_tiktoken_bytes
     from bytepair.registry.openai import ENDOFTEXT, R50K_PATTERN
 
     folder = path.parent
@@ -180,15 +200,17 @@ def _load_gpt2(path: Path, pat_str, special_tokens, name):
             raise FormatError(f"GPT-2 vocabularies are two files; {f.name} was not found beside "
                               f"{path.name}", None, os.fspath(path))
     try:
-        ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe.read_bytes(), encoder_json.read_bytes())
+        text = gpt2_tiktoken_bytes(vocab_bpe.read_bytes(), encoder_json.read_bytes())
     except FormatError as e:
         e.path = os.fspath(encoder_json if e.path == "encoder.json" else vocab_bpe)
         raise
-    except ValueError as e:  # encoder.json that is not JSON
-        raise FormatError(f"does not parse: {e}", "JSON", os.fspath(encoder_json)) from None
-    specials = special_tokens if special_tokens is not None else {ENDOFTEXT: len(ranks)}
-    return Encoding(name or "gpt2", pat_str=pat_str or R50K_PATTERN, mergeable_ranks=ranks,
-                    special_tokens=specials)
+    from bytepair import _core
+
+    n = text.count(b"\n")
+    specials = special_tokens if special_tokens is not None else {ENDOFTEXT: n}
+    pattern = pat_str or R50K_PATTERN
+    core = _core.CoreBPE.from_tiktoken(text, list(specials.items()), pattern)
+    return Encoding._from_core(name or "gpt2", core, pattern, specials)
 
 
 def save(tokenizer: Any, path: str | os.PathLike, format: str | None = None) -> None:

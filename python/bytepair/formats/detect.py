@@ -3,8 +3,10 @@
 Rules, in order (docs/formats.md explains why this order is unambiguous):
 
 1. magic bytes: ``BPE2``, ``BPZ2``, ``RKTQ`` (QTKR's u32 0x51544B52 little-endian);
-2. JSON (first non-blank byte ``{``): an object with a ``"model"`` key is HF
-   ``tokenizer.json``; an object of string -> int is GPT-2's ``encoder.json``;
+2. JSON (first non-blank byte ``{``): an object whose first value is a number is GPT-2's
+   ``encoder.json`` (string -> int); any other object is HF ``tokenizer.json`` (whose
+   values are objects, strings, lists or null). Only the first key and value are read here:
+   the format's reader parses and checks the whole file once;
 3. text: a first line ``#version`` is GPT-2's ``vocab.bpe``; a first line
    ``<base64> <int>`` is tiktoken;
 4. protobuf: first byte 0x0A (field 1, the repeated pieces) and a non-zero second byte (the
@@ -25,6 +27,25 @@ _TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} [0-9]+\r?$")
 FORMATS = ("bpe2", "bpz2", "qtkr", "tiktoken", "tokenizer.json", "gpt2", "sentencepiece", "leap")
 
 
+def _json_kind(data: bytes, source: str) -> str:
+    """tokenizer.json or GPT-2's encoder.json, from the first key and the start of its value."""
+    head = data[:4096].decode("utf-8", "ignore")
+    i = 1
+    while i < len(head) and head[i] in " \t\r\n":
+        i += 1
+    if head[i:i + 1] == "}":
+        return "gpt2"  # an empty object: encoder.json's reader says what is missing
+    try:
+        _, end = json.JSONDecoder().raw_decode(head, i)
+    except ValueError as e:
+        raise FormatError(f"starts like JSON but does not parse: {e}", "JSON", source) from None
+    rest = head[end:].lstrip(" \t\r\n")
+    if rest[:1] != ":":
+        raise FormatError("starts like JSON but does not parse: expected ':' after the first key", "JSON", source)
+    value = rest[1:].lstrip(" \t\r\n")[:1]
+    return "gpt2" if value[:1] in tuple("-0123456789") and value else "tokenizer.json"
+
+
 def detect(data: bytes, source: str = "<bytes>") -> str:
     """One of :data:`FORMATS` (``"gpt2"`` for either of GPT-2's two files)."""
     head = data[:4]
@@ -38,17 +59,9 @@ def detect(data: bytes, source: str = "<bytes>") -> str:
         raise FormatError("the file is empty", "byte 0", source)
     stripped = data.lstrip()
     if stripped[:1] == b"{":
-        try:
-            obj = json.loads(data)
-        except (UnicodeDecodeError, ValueError) as e:
-            raise FormatError(f"starts like JSON but does not parse: {e}", "JSON", source) from None
-        if isinstance(obj, dict) and "model" in obj:
-            return "tokenizer.json"
-        if isinstance(obj, dict) and all(isinstance(v, int) for v in obj.values()):
-            return "gpt2"
-        raise FormatError("a JSON object that is neither a tokenizer.json (no \"model\" key) nor a "
-                          "GPT-2 encoder.json (string -> int)", "JSON", source)
-    first_line = data.split(b"\n", 1)[0]
+        return _json_kind(stripped, source)
+    end = data.find(b"\n", 0, 65536)
+    first_line = data[:end] if end >= 0 else data[:65536]
     if first_line.startswith(b"#version"):
         return "gpt2"
     if _TIKTOKEN_LINE.match(first_line):

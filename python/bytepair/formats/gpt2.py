@@ -9,8 +9,6 @@ The rank of each byte token is its position in that printable-first order, and m
 
 from __future__ import annotations
 
-import json
-
 from bytepair.errors import FormatError
 
 
@@ -29,39 +27,27 @@ def byte_to_char() -> dict[int, str]:
     return table
 
 
+def gpt2_tiktoken_bytes(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
+    """The ranks of GPT-2's two files as a ``.tiktoken`` file's bytes (read and checked in Rust,
+    ``crates/core/src/formats/gpt2.rs``). A FormatError's ``path`` is the file at fault
+    (``"vocab.bpe"`` or ``"encoder.json"``, for the caller to replace with the real path)."""
+    from bytepair import _core
+
+    try:
+        return _core.gpt2_to_tiktoken(vocab_bpe, encoder_json)
+    except FormatError as e:
+        file, _, where = (e.location or "").partition(" ")
+        e.path, e.location = file or None, where or None
+        raise
+
+
 def data_gym_to_mergeable_bpe_ranks(vocab_bpe: bytes | str, encoder_json: bytes | str) -> dict[bytes, int]:
     """``{token bytes: rank}`` from the contents of ``vocab.bpe`` and ``encoder.json``.
 
     The ranks come from the merge list; ``encoder.json`` must agree with them (its two extra
     entries, ``<|endoftext|>`` and ``<|startoftext|>``, are special tokens and left out).
     """
-    if isinstance(vocab_bpe, bytes):
-        vocab_bpe = vocab_bpe.decode("utf-8")
-    char_to_byte = {c: b for b, c in byte_to_char().items()}
+    from bytepair.formats.tiktoken import parse_tiktoken_bpe
 
-    def to_bytes(s: str, where: str) -> bytes:
-        try:
-            return bytes(char_to_byte[c] for c in s)
-        except KeyError as e:
-            raise FormatError(f"character {e.args[0]!r} is not a GPT-2 byte character", where, "vocab.bpe") from None
-
-    ranks = {bytes([b]): i for i, b in enumerate(_printable_first())}
-    lines = vocab_bpe.split("\n")
-    # The first line is a version comment ("#version: 0.2"); the file ends with a newline.
-    for lineno, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise FormatError(f"expected two tokens separated by a space, found {line!r}", f"line {lineno}", "vocab.bpe")
-        merged = to_bytes(parts[0], f"line {lineno}") + to_bytes(parts[1], f"line {lineno}")
-        if merged in ranks:
-            raise FormatError(f"merge {line!r} makes a token that already exists", f"line {lineno}", "vocab.bpe")
-        ranks[merged] = len(ranks)
-
-    encoder = json.loads(encoder_json)
-    from_json = {to_bytes(k, "encoder.json"): v for k, v in encoder.items()
-                 if k not in ("<|endoftext|>", "<|startoftext|>")}
-    if from_json != ranks:
-        raise FormatError("encoder.json does not agree with the ranks implied by vocab.bpe", None, "encoder.json")
-    return ranks
+    as_bytes = [x.encode("utf-8") if isinstance(x, str) else x for x in (vocab_bpe, encoder_json)]
+    return parse_tiktoken_bpe(gpt2_tiktoken_bytes(*as_bytes))

@@ -25,19 +25,14 @@ def load(data: bytes, source: str = "<bytes>", name: str = "leap",
     """``dummy_prefix``: prepend a space to non-empty text as llama2.c does; by default on for
     tables that look like llama2.c's (``<s>`` at id 1), off otherwise (rank exports)."""
     try:
-        core = _core.ScoreBPE.from_leap(data, None, None, False)
-        bos = 1 if core.n_vocab > 2 and core.token_bytes(1) == b"<s>" else None
-        eos = 2 if core.n_vocab > 2 and core.token_bytes(2) == b"</s>" else None
-        if dummy_prefix is None:
-            dummy_prefix = bos is not None
-        if bos is not None or eos is not None or dummy_prefix:
-            core = _core.ScoreBPE.from_leap(data, bos, eos, dummy_prefix)
+        core = _core.ScoreBPE.from_leap(data, dummy_prefix)
     except (FormatError, VocabError) as e:
         if isinstance(e, FormatError):
             e.path = source
             raise
         raise FormatError(str(e), "tokens", source) from None
-    return ScoreEncoding(name, core, "leap")
+    return ScoreEncoding(name, core, "leap", source=data,
+                         load_options={"dummy_prefix": dummy_prefix} if dummy_prefix is not None else None)
 
 
 def dumps_encoding(enc) -> bytes:

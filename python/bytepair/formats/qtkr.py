@@ -33,7 +33,8 @@ def load(data: bytes, source: str = "<bytes>", name: str = "qtkr", pat_str: str 
     except VocabError as e:
         raise FormatError(str(e), "tokens/merges", source) from None
     return MergeEncoding(name, core, "qtkr", special_tokens=specials, pat_str=pat_str,
-                         bos_id=bos, eos_id=eos, pad_id=pad)
+                         bos_id=bos, eos_id=eos, pad_id=pad, source=data,
+                         load_options={"pat_str": pat_str} if pat_str is not None else None)
 
 
 def dumps_encoding(enc) -> bytes:

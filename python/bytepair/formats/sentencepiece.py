@@ -19,4 +19,4 @@ def load(data: bytes, source: str = "<bytes>", name: str = "sentencepiece") -> S
     except FormatError as e:
         e.path = source
         raise
-    return ScoreEncoding(name, core, "sentencepiece")
+    return ScoreEncoding(name, core, "sentencepiece", source=data)

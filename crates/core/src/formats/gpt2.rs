@@ -1,0 +1,72 @@
+//! GPT-2's original vocabulary files: `encoder.json` (token spelling -> rank) and `vocab.bpe`
+//! (the merge list), tokens spelled with GPT-2's printable stand-ins for bytes (see
+//! [`super::hf::byte_chars`]).
+//!
+//! Ranks as tiktoken's `data_gym_to_mergeable_bpe_ranks` gives them: the 256 single bytes in
+//! printable-first order, then merge k of `vocab.bpe` at rank 256 + k. `encoder.json` must agree
+//! (its `<|endoftext|>` / `<|startoftext|>` entries are special tokens, left out).
+//!
+//! Errors name the file: locations start with `vocab.bpe` or `encoder.json`.
+
+use std::collections::HashMap;
+
+use super::hf::{byte_chars, parse_vocab_object};
+use crate::error::{Error, Result};
+
+/// The byte order of the first 256 ranks: printable bytes (other than space) first.
+pub fn printable_first() -> Vec<u8> {
+    let printable = |b: u8| matches!(b, 33..=126 | 161..=172 | 174..=255);
+    (0..=255u8).filter(|&b| printable(b)).chain((0..=255u8).filter(|&b| !printable(b))).collect()
+}
+
+/// Token bytes by rank.
+pub fn read(vocab_bpe: &[u8], encoder_json: &[u8]) -> Result<Vec<Vec<u8>>> {
+    let mut to_byte: HashMap<char, u8> = HashMap::with_capacity(256);
+    for (b, c) in byte_chars().into_iter().enumerate() {
+        to_byte.insert(c, b as u8);
+    }
+    let bytes_of = |s: &str, file: &str, at: &dyn Fn() -> String| -> Result<Vec<u8>> {
+        s.chars()
+            .map(|c| to_byte.get(&c).copied().ok_or_else(|| Error::format(format!("{file} {}", at()), format!("character {c:?} is not a GPT-2 byte character"))))
+            .collect()
+    };
+    let text = std::str::from_utf8(vocab_bpe).map_err(|e| Error::format("vocab.bpe", format!("not UTF-8: {e}")))?;
+    let mut tokens: Vec<Vec<u8>> = printable_first().into_iter().map(|b| vec![b]).collect();
+    let mut seen: HashMap<Vec<u8>, u32> = tokens.iter().enumerate().map(|(r, t)| (t.clone(), r as u32)).collect();
+    // The first line is a version comment ("#version: 0.2").
+    for (n, line) in text.split('\n').enumerate().skip(1) {
+        let lineno = n + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = || format!("line {lineno}");
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let [a, b] = parts[..] else {
+            return Err(Error::format(format!("vocab.bpe {}", at()), format!("expected two tokens separated by a space, found {line:?}")));
+        };
+        let mut merged = bytes_of(a, "vocab.bpe", &at)?;
+        merged.extend(bytes_of(b, "vocab.bpe", &at)?);
+        if seen.insert(merged.clone(), tokens.len() as u32).is_some() {
+            return Err(Error::format(format!("vocab.bpe {}", at()), format!("merge {line:?} makes a token that already exists")));
+        }
+        tokens.push(merged);
+    }
+    let entries = parse_vocab_object(encoder_json)
+        .ok_or_else(|| Error::format("encoder.json", "expected a JSON object of token -> id"))?;
+    let mut agree = 0usize;
+    for (k, id) in &entries {
+        if k == "<|endoftext|>" || k == "<|startoftext|>" {
+            continue;
+        }
+        let b = bytes_of(k, "encoder.json", &|| format!("[{k:?}]"))?;
+        if tokens.get(*id as usize) != Some(&b) {
+            return Err(Error::format("encoder.json", format!("{k:?} has id {id}, but vocab.bpe gives it rank {}",
+                seen.get(&b).map_or("none".to_string(), |r| r.to_string()))));
+        }
+        agree += 1;
+    }
+    if agree != tokens.len() {
+        return Err(Error::format("encoder.json", format!("{agree} tokens, but vocab.bpe implies {}", tokens.len())));
+    }
+    Ok(tokens)
+}
