@@ -37,7 +37,7 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
         merge_small(vocab, piece, out);
     } else {
-        super::bucket::merge_buckets(vocab, piece, out);
+        super::backtrack::merge_long(vocab, piece, out);
     }
 }
 

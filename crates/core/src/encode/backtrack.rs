@@ -1,0 +1,652 @@
+//! The merge engine for long pieces: a longest-match token walk that backtracks, exact for any
+//! rank table.
+//!
+//! The idea is the one GitHub's `bpe` crate describes ("so many tokens, so little time"): do
+//! not merge at all. Walk the piece left to right, each time taking the longest token that
+//! starts there, and keep it only if it is *compatible* with the token before it (the BPE of the
+//! two tokens' bytes is the two tokens themselves); otherwise try the next shorter token, and
+//! when none fits, step back one token. The argument that this gives tiktoken's ids, and the
+//! compatibility test, are our own (docs/engine.md states them in full); in short, for
+//! tiktoken's rule (merge the adjacent pair whose concatenation has the lowest rank, leftmost on
+//! a tie, *any* pair whose concatenation is a token):
+//!
+//! 1. If BPE(s) = u1..um, then BPE of any run of consecutive ui is those same tokens: no merge
+//!    ever crossed their boundaries, so each region's merges happen in the same order alone.
+//! 2. If BPE(x) ends in u and BPE(u t) = [u, t], then BPE(x t) = BPE(x) followed by t. The merges
+//!    inside the u region and inside t interleave in an order fixed by their ranks alone, the
+//!    same in both runs; a merge across the boundary in the run on x t would happen at a state
+//!    that the run on u t also passes through, where it would be chosen too.
+//! 3. So the stack of tokens kept by the walk is always the BPE of the text walked, the BPE of a
+//!    prefix is unique, and a position from which no continuation was found never needs another
+//!    try (a bit per position). Tokens whose own bytes do not encode to themselves can never
+//!    appear in any output (by 1) and are never tried.
+//!
+//! Compatibility. In the run on u t, only three things matter: the last part of the u region
+//! (its "right spine": the suffix tokens of u, by the rank at which each is built), the first
+//! part of the t region (t's "left spine"), and when they change. When a token's own run merges
+//! in non-decreasing rank order (checked for every token when the engine is built; "monotone"),
+//! the rule is: walk both spines in rank order (u's first on equal rank); before u's spine
+//! advances to a part of rank e, the pair across the boundary must not have rank < e; before t's
+//! advances to rank f, not rank <= f; at the end u t must not be a token. Pairs of tokens that are
+//! not both monotone are checked by running the definition on their bytes (at most 2 x 255).
+//!
+//! The spines come from each token's *canonical split* (the two parts its own run merges last),
+//! found shortest tokens first: a split into two monotone tokens that passes the test (without
+//! its final clause) is the canonical one; a token with no such split is checked against the
+//! definition directly.
+//!
+//! Cost: every position is the end of at most one kept prefix, and each (position, candidate)
+//! pair is tried at most once, so O(n * c) candidate tries for c = the most tokens that start at
+//! one position (a property of the table), each an O(spine) test; with the per-call memo of
+//! recent pairs, the runs of one character cost a trie walk per token. Built lazily, on the first
+//! piece that needs it, so start-up pays nothing.
+
+use std::sync::{Arc, OnceLock};
+
+use super::Sink;
+use crate::vocab::Vocab;
+
+const NONE: u32 = u32::MAX;
+
+/// Token kinds, per id.
+const NOT_CANDIDATE: u8 = 0; // not mergeable, or its bytes do not encode to itself
+const MONOTONE: u8 = 1; // encodes to itself, its run merges in rank order, spines known
+const IRREGULAR: u8 = 2; // encodes to itself, compatibility checked by running the definition
+
+/// Spine entries pack a token id (24 bits) and its length (8 bits).
+const ID_BITS: u32 = 24;
+const ID_MASK: u32 = (1 << ID_BITS) - 1;
+
+/// The lazily built engine, kept in the [`Vocab`] it belongs to. `None` inside when the table
+/// is outside the engine's limits (ids of 2^24 or more, tokens longer than 255 bytes).
+#[derive(Default, Clone)]
+pub struct LazyBacktrack(OnceLock<Option<Arc<Backtrack>>>);
+
+impl LazyBacktrack {
+    pub fn get(&self, vocab: &Vocab) -> Option<&Backtrack> {
+        self.0.get_or_init(|| Backtrack::build(vocab).map(Arc::new)).as_deref()
+    }
+}
+
+pub struct Backtrack {
+    // A trie of the mergeable tokens, breadth first, so each node's children are contiguous
+    // (sorted by byte). Node 0 is the root; nodes 1..=256 are the single bytes.
+    first: Vec<u32>,
+    nchild: Vec<u16>,
+    byte: Vec<u8>,
+    /// The candidate token that ends at this node, or NONE.
+    cand: Vec<u32>,
+    /// Two-byte prefix -> node (or NONE): the fan-out near the root is wide.
+    d2: Vec<u32>,
+    // Per token id.
+    kind: Vec<u8>,
+    len: Vec<u8>,
+    /// The longest proper prefix of the token that is a candidate, or NONE.
+    next_prefix: Vec<u32>,
+    /// (offset, count) into `spines` for MONOTONE tokens.
+    right: Vec<(u32, u32)>,
+    left: Vec<(u32, u32)>,
+    spines: Vec<u32>,
+    max_len: usize,
+}
+
+#[inline(always)]
+fn spine_id(e: u32) -> u32 {
+    e & ID_MASK
+}
+#[inline(always)]
+fn spine_len(e: u32) -> usize {
+    (e >> ID_BITS) as usize
+}
+
+impl Backtrack {
+    /// Builds the trie, the canonical splits and the spines. `None` when the table does not fit
+    /// the packed layout; the bucket engine then handles long pieces.
+    pub fn build(vocab: &Vocab) -> Option<Backtrack> {
+        let table = vocab.table_len();
+        if table > (1 << ID_BITS) || vocab.max_token_len() > 255 {
+            return None;
+        }
+        let toks: Vec<(&[u8], u32)> = vocab.mergeable().collect();
+        let mut len = vec![0u8; table];
+        for &(b, id) in &toks {
+            len[id as usize] = b.len() as u8;
+        }
+        let mut e = Backtrack {
+            first: Vec::new(),
+            nchild: Vec::new(),
+            byte: Vec::new(),
+            cand: Vec::new(),
+            d2: vec![NONE; 1 << 16],
+            kind: vec![NOT_CANDIDATE; table],
+            len,
+            next_prefix: vec![NONE; table],
+            right: vec![(0, 0); table],
+            left: vec![(0, 0); table],
+            spines: Vec::new(),
+            max_len: vocab.max_token_len(),
+        };
+        // The trie; `cand` holds every token for now.
+        let t0 = std::time::Instant::now();
+        e.build_trie(&toks);
+        // Kinds, spines and next-shorter prefixes, shortest tokens first (a token's parts are
+        // shorter than it). The trie path of a token lists its prefix tokens, so only splits
+        // whose left part is a token are looked at.
+        let mut by_len = vec![0u32; e.max_len + 2];
+        for &(b, _) in &toks {
+            by_len[b.len() + 1] += 1;
+        }
+        for l in 1..by_len.len() {
+            by_len[l] += by_len[l - 1];
+        }
+        let mut order = vec![0u32; toks.len()];
+        for (k, &(b, _)) in toks.iter().enumerate() {
+            order[by_len[b.len()] as usize] = k as u32;
+            by_len[b.len()] += 1;
+        }
+        let mut scratch = Vec::new();
+        let mut prefixes = Vec::new();
+        for &k in &order {
+            let (bytes, id) = toks[k as usize];
+            prefixes.clear();
+            let mut node = 0usize;
+            for (d, &b) in bytes.iter().enumerate() {
+                node = e.child(node, b).expect("every prefix of a token is in the trie") as usize;
+                if d + 1 < bytes.len() && e.cand[node] != NONE {
+                    prefixes.push(e.cand[node]);
+                }
+            }
+            e.next_prefix[id as usize] = prefixes.last().copied().unwrap_or(NONE);
+            e.classify(vocab, bytes, id, &prefixes, &mut scratch);
+            if e.kind[id as usize] == NOT_CANDIDATE {
+                e.cand[node] = NONE;
+            }
+        }
+        Some(e)
+    }
+
+    /// `prefixes`: the candidate tokens that are proper prefixes of this one, shortest first.
+    fn classify(&mut self, vocab: &Vocab, bytes: &[u8], id: u32, prefixes: &[u32], scratch: &mut Vec<u32>) {
+        let i = id as usize;
+        if bytes.len() == 1 {
+            self.kind[i] = MONOTONE;
+            return;
+        }
+        // Only a split into two monotone parts that both rank below the token (single bytes
+        // aside) can make it monotone: its run is the parts' runs interleaved, then their merge,
+        // which must come last in rank. If one passes the test, it is the canonical split (the
+        // run is unique). Otherwise the token is not monotone and the definition decides below.
+        let below = |t: u32| self.len[t as usize] == 1 || t < id;
+        for &a in prefixes.iter() {
+            if !below(a) || self.kind[a as usize] != MONOTONE {
+                continue;
+            }
+            let k = self.len[a as usize] as usize;
+            let Some(b) = vocab.rank(&bytes[k..]) else { continue };
+            if !below(b) || self.kind[b as usize] != MONOTONE || self.crosses(vocab, bytes, k, a, b) {
+                continue;
+            }
+            self.kind[i] = MONOTONE;
+            let entry = id | (bytes.len() as u32) << ID_BITS;
+            let (off, cnt) = self.right[b as usize];
+            let start = self.spines.len() as u32;
+            self.spines.extend_from_within(off as usize..(off + cnt) as usize);
+            self.spines.push(entry);
+            self.right[i] = (start, cnt + 1);
+            let (off, cnt) = self.left[a as usize];
+            let start = self.spines.len() as u32;
+            self.spines.extend_from_within(off as usize..(off + cnt) as usize);
+            self.spines.push(entry);
+            self.left[i] = (start, cnt + 1);
+            return;
+        }
+        // No monotone split passes: ask the definition whether the token encodes to itself.
+        scratch.clear();
+        exact(vocab, bytes, scratch);
+        if scratch.len() == 1 && scratch[0] == id {
+            self.kind[i] = IRREGULAR;
+        }
+    }
+
+    fn build_trie(&mut self, toks: &[(&[u8], u32)]) {
+        // Level by level (a most-significant-byte radix sort): `active` holds (token, node of
+        // its prefix one byte shorter), grouped by that node in node order; each group is
+        // sorted by the next byte, so every node's children come out contiguous and in order.
+        self.first.push(0);
+        self.nchild.push(0);
+        self.byte.push(0);
+        self.cand.push(NONE);
+        let mut active: Vec<(usize, u32)> = (0..toks.len()).map(|k| (k, 0u32)).collect();
+        let mut depth = 0;
+        while !active.is_empty() {
+            let mut g = 0;
+            while g < active.len() {
+                let parent = active[g].1;
+                let mut h = g + 1;
+                while h < active.len() && active[h].1 == parent {
+                    h += 1;
+                }
+                active[g..h].sort_unstable_by_key(|&(k, _)| toks[k].0[depth]);
+                g = h;
+            }
+            let mut next_active = Vec::with_capacity(active.len());
+            let mut last: Option<(u32, u8, u32)> = None; // (parent, byte, node)
+            for &(k, parent) in &active {
+                let (bytes, id) = toks[k];
+                let b = bytes[depth];
+                let node = match last {
+                    Some((p, lb, n)) if p == parent && lb == b => n,
+                    _ => {
+                        let n = self.first.len() as u32;
+                        self.first.push(0);
+                        self.nchild.push(0);
+                        self.byte.push(b);
+                        self.cand.push(NONE);
+                        let p = parent as usize;
+                        if self.nchild[p] == 0 {
+                            self.first[p] = n;
+                        }
+                        self.nchild[p] += 1;
+                        if depth == 1 {
+                            self.d2[(bytes[0] as usize) << 8 | b as usize] = n;
+                        }
+                        last = Some((parent, b, n));
+                        n
+                    }
+                };
+                if bytes.len() == depth + 1 {
+                    self.cand[node as usize] = id;
+                } else {
+                    next_active.push((k, node));
+                }
+            }
+            active = next_active;
+            depth += 1;
+        }
+    }
+
+    #[inline(always)]
+    fn child(&self, node: usize, b: u8) -> Option<u32> {
+        let first = self.first[node] as usize;
+        let kids = &self.byte[first..first + self.nchild[node] as usize];
+        if kids.len() <= 8 {
+            kids.iter().position(|&x| x == b).map(|k| (first + k) as u32)
+        } else {
+            kids.binary_search(&b).ok().map(|k| (first + k) as u32)
+        }
+    }
+
+    /// The longest candidate token that starts at `text[pos]` (there is always one: every
+    /// single byte is a candidate).
+    #[inline]
+    fn longest(&self, text: &[u8], pos: usize) -> u32 {
+        let b0 = text[pos];
+        let mut best = self.cand[1 + b0 as usize];
+        if pos + 1 == text.len() {
+            return best;
+        }
+        let mut node = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
+        if node == NONE {
+            return best;
+        }
+        let end = text.len().min(pos + self.max_len);
+        let mut i = pos + 2;
+        loop {
+            let c = self.cand[node as usize];
+            if c != NONE {
+                best = c;
+            }
+            if i == end {
+                return best;
+            }
+            match self.child(node as usize, text[i]) {
+                Some(n) => node = n,
+                None => return best,
+            }
+            i += 1;
+        }
+    }
+
+    /// Whether, in the run of the definition on the bytes of two MONOTONE tokens `u t` (u ends
+    /// and t starts at `text[s]`), some merge crosses their boundary before both are built.
+    #[inline]
+    fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32) -> bool {
+        let (ro, rc) = self.right[u as usize];
+        let (lo, lc) = self.left[t as usize];
+        let right = &self.spines[ro as usize..(ro + rc) as usize];
+        let left = &self.spines[lo as usize..(lo + lc) as usize];
+        let (mut i, mut j) = (0, 0);
+        let (mut plen, mut qlen) = (1, 1);
+        while i < right.len() || j < left.len() {
+            let nu = right.get(i).map_or(NONE, |&e| spine_id(e));
+            let nt = left.get(j).map_or(NONE, |&e| spine_id(e));
+            let rho = if plen + qlen <= self.max_len { vocab.rank(&text[s - plen..s + qlen]).unwrap_or(NONE) } else { NONE };
+            if nu <= nt {
+                if rho < nu {
+                    return true;
+                }
+                plen = spine_len(right[i]);
+                i += 1;
+            } else {
+                if rho <= nt {
+                    return true;
+                }
+                qlen = spine_len(left[j]);
+                j += 1;
+            }
+        }
+        false
+    }
+
+    /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`.
+    #[inline]
+    fn compatible(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, scratch: &mut Vec<u32>) -> bool {
+        let (lu, lt) = (self.len[u as usize] as usize, self.len[t as usize] as usize);
+        if self.kind[u as usize] == MONOTONE && self.kind[t as usize] == MONOTONE {
+            if self.crosses(vocab, text, s, u, t) {
+                return false;
+            }
+            return lu + lt > self.max_len || vocab.rank(&text[s - lu..s + lt]).is_none();
+        }
+        scratch.clear();
+        exact(vocab, &text[s - lu..s + lt], scratch);
+        scratch[..] == [u, t]
+    }
+
+    /// Encodes `text` (at least two bytes) into `out`. Returns false, having written nothing,
+    /// if the walk ever found no way on, which the argument above rules out; the caller then
+    /// uses the bucket engine.
+    pub fn encode<S: Sink>(&self, vocab: &Vocab, text: &[u8], out: &mut S) -> bool {
+        let n = text.len();
+        let mut stack: Vec<u32> = Vec::with_capacity(n / 3 + 1);
+        let mut dead = vec![0u64; n / 64 + 1];
+        let mut scratch = Vec::new();
+        // A direct-mapped memo of compatibility tests: long runs repeat the same few pairs.
+        let mut memo = [(u64::MAX, false); MEMO];
+        let mut pos = 0;
+        let mut cand = self.longest(text, 0);
+        loop {
+            let end = pos + self.len[cand as usize] as usize;
+            let ok = dead[end / 64] >> (end % 64) & 1 == 0
+                && match stack.last() {
+                    None => true,
+                    Some(&u) => {
+                        let key = (u as u64) << 32 | cand as u64;
+                        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - MEMO_BITS)) as usize;
+                        if memo[slot].0 == key {
+                            memo[slot].1
+                        } else {
+                            let c = self.compatible(vocab, text, pos, u, cand, &mut scratch);
+                            memo[slot] = (key, c);
+                            c
+                        }
+                    }
+                };
+            if ok {
+                stack.push(cand);
+                pos = end;
+                if pos == n {
+                    break;
+                }
+                cand = self.longest(text, pos);
+                continue;
+            }
+            cand = self.next_prefix[cand as usize];
+            while cand == NONE {
+                // Nothing continues from here: remember, and step back one token.
+                dead[pos / 64] |= 1 << (pos % 64);
+                let Some(last) = stack.pop() else {
+                    debug_assert!(false, "the walk found no encoding");
+                    return false;
+                };
+                pos -= self.len[last as usize] as usize;
+                cand = self.next_prefix[last as usize];
+            }
+        }
+        out.extend(&stack);
+        true
+    }
+}
+
+const MEMO_BITS: u32 = 8;
+const MEMO: usize = 1 << MEMO_BITS;
+
+/// The definition, run on a few hundred bytes at most (exact for any table).
+fn exact(vocab: &Vocab, bytes: &[u8], out: &mut Vec<u32>) {
+    if bytes.len() == 1 {
+        out.push(vocab.byte_rank(bytes[0]));
+    } else if bytes.len() <= super::rank::SMALL {
+        super::rank::merge_piece(vocab, bytes, out);
+    } else {
+        super::bucket::merge_buckets(vocab, bytes, out);
+    }
+}
+
+/// Merges a piece longer than the quadratic scan's limit: the backtracking walk when the
+/// table fits it, else the bucket engine.
+pub fn merge_long<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    if let Some(engine) = vocab.backtrack() {
+        if engine.encode(vocab, piece, out) {
+            return;
+        }
+    }
+    super::bucket::merge_buckets(vocab, piece, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::rank::merge_reference;
+
+    /// All bytes, then the given tokens in rank order.
+    fn vocab(tokens: &[Vec<u8>]) -> Vocab {
+        let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        toks.extend(tokens.iter().cloned());
+        Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap()
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, m: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % m
+        }
+        fn text(&mut self, alphabet: &[u8], n: usize) -> Vec<u8> {
+            (0..n).map(|_| alphabet[self.below(alphabet.len() as u64) as usize]).collect()
+        }
+    }
+
+    /// A table made the way BPE training makes one: repeatedly merge the most frequent adjacent
+    /// pair of a sample (so ranks follow merge order, the common case).
+    fn trained(rng: &mut Rng, alphabet: &[u8], merges: usize) -> Vec<Vec<u8>> {
+        let sample = rng.text(alphabet, 3000);
+        let mut parts: Vec<Vec<u8>> = sample.iter().map(|&b| vec![b]).collect();
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..merges {
+            let mut counts: std::collections::BTreeMap<(Vec<u8>, Vec<u8>), usize> = Default::default();
+            for w in parts.windows(2) {
+                *counts.entry((w[0].clone(), w[1].clone())).or_default() += 1;
+            }
+            let Some(((a, b), _)) = counts.into_iter().max_by_key(|(k, c)| (*c, std::cmp::Reverse(k.clone()))) else { break };
+            let joined = [a.clone(), b.clone()].concat();
+            let mut next = Vec::with_capacity(parts.len());
+            let mut i = 0;
+            while i < parts.len() {
+                if i + 1 < parts.len() && parts[i] == a && parts[i + 1] == b {
+                    next.push(joined.clone());
+                    i += 2;
+                } else {
+                    next.push(parts[i].clone());
+                    i += 1;
+                }
+            }
+            parts = next;
+            if joined.len() > 64 {
+                break;
+            }
+            if !out.contains(&joined) {
+                out.push(joined);
+            }
+        }
+        out
+    }
+
+    /// A table with no merge order at all: random strings at random ranks.
+    fn random_table(rng: &mut Rng, alphabet: &[u8], n: usize) -> Vec<Vec<u8>> {
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        while out.len() < n {
+            let len = 2 + rng.below(5) as usize;
+            let t = rng.text(alphabet, len);
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    fn run(v: &Vocab, text: &[u8]) -> Vec<u32> {
+        let engine = Backtrack::build(v).expect("toy tables fit");
+        let mut got = Vec::new();
+        assert!(engine.encode(v, text, &mut got), "the walk must always finish");
+        got
+    }
+
+    fn check_table(v: &Vocab, rng: &mut Rng, alphabet: &[u8], what: &str) {
+        let engine = Backtrack::build(v).unwrap();
+        // The compatibility test against the definition, for every pair of candidates.
+        let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.kind[t as usize] != NOT_CANDIDATE).collect();
+        let short: Vec<u32> = cands.iter().copied().filter(|&t| t >= 256 || alphabet.contains(&(t as u8))).collect();
+        let mut scratch = Vec::new();
+        for &u in &short {
+            for &t in &short {
+                let text = [v.token(u).unwrap(), v.token(t).unwrap()].concat();
+                let s = engine.len[u as usize] as usize;
+                let want = merge_reference(v, &text) == [u, t];
+                assert_eq!(engine.compatible(v, &text, s, u, t, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
+            }
+        }
+        // Which tokens are candidates: exactly those that encode to themselves.
+        for t in 0..v.table_len() as u32 {
+            let want = merge_reference(v, v.token(t).unwrap()) == [t];
+            assert_eq!(engine.kind[t as usize] != NOT_CANDIDATE, want, "{what}: token {t}");
+        }
+        // Whole texts.
+        for len in [1, 2, 3, 5, 9, 17, 40, 129, 300] {
+            let text = rng.text(alphabet, len);
+            assert_eq!(run(v, &text), merge_reference(v, &text), "{what}: {:?}", String::from_utf8_lossy(&text));
+        }
+        let text = rng.text(alphabet, 3000);
+        let mut want = Vec::new();
+        crate::encode::bucket::merge_buckets(v, &text, &mut want);
+        assert_eq!(run(v, &text), want, "{what}: 3000 bytes");
+    }
+
+    #[test]
+    fn toy_table_agrees_with_the_definition() {
+        let toks: Vec<Vec<u8>> =
+            ["aa", "ab", "aaa", "bc", "abc", "aaaa", "ca", "cab", "bca"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let v = vocab(&toks);
+        for s in ["aaaaaaa", "abcabcab", "aabcaab", "cabca", "a", "zz", "aaab", "bcaaaab"] {
+            assert_eq!(run(&v, s.as_bytes()), merge_reference(&v, s.as_bytes()), "{s}");
+        }
+        check_table(&v, &mut Rng(0x9e3779b97f4a7c15), b"abc", "toy");
+    }
+
+    #[test]
+    fn trained_tables_agree_with_the_definition() {
+        let mut rng = Rng(0x2545f4914f6cdd1d);
+        for round in 0..12 {
+            let alphabet: &[u8] = if round % 3 == 0 { b"a" } else if round % 3 == 1 { b"ab" } else { b"abcd" };
+            let toks = trained(&mut rng, alphabet, 40);
+            let v = vocab(&toks);
+            check_table(&v, &mut rng, alphabet, &format!("trained {round}"));
+        }
+    }
+
+    /// Tables that are not a merge order: tokens that do not encode to themselves, tokens whose
+    /// own run is not in rank order, splits that are not the canonical one.
+    #[test]
+    fn random_tables_agree_with_the_definition() {
+        let mut rng = Rng(0xd1b54a32d192ed03);
+        for round in 0..40 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"ab" } else { b"abc" };
+            let toks = random_table(&mut rng, alphabet, 30);
+            let v = vocab(&toks);
+            check_table(&v, &mut rng, alphabet, &format!("random {round}: {toks:?}"));
+        }
+    }
+
+    #[test]
+    fn runs_of_one_byte() {
+        let toks: Vec<Vec<u8>> = (2..=16).map(|n| vec![b'a'; n]).collect();
+        for order in 0..3 {
+            let mut t = toks.clone();
+            if order == 1 {
+                t.reverse();
+            } else if order == 2 {
+                t.sort_by_key(|x| (x.len() % 3, x.len()));
+            }
+            let v = vocab(&t);
+            for n in [2, 3, 7, 16, 17, 100, 1000, 4099] {
+                let text = vec![b'a'; n];
+                let mut want = Vec::new();
+                crate::encode::bucket::merge_buckets(&v, &text, &mut want);
+                assert_eq!(run(&v, &text), want, "order {order}, n {n}");
+            }
+        }
+    }
+}
+
+/// The real tables, when `BYTEPAIR_VOCAB_DIR` points at the `.tiktoken` files: build time, how
+/// many tokens take each path, and agreement with the bucket engine on long pieces.
+#[cfg(test)]
+mod real_tables {
+    use super::*;
+
+    #[test]
+    fn real_tables_agree_with_the_bucket_engine() {
+        let Ok(dir) = std::env::var("BYTEPAIR_VOCAB_DIR") else { return };
+        for name in ["cl100k_base", "o200k_base"] {
+            let Ok(data) = std::fs::read(format!("{dir}/{name}.tiktoken")) else { continue };
+            let ranks = crate::formats::tiktoken::parse(&data).unwrap();
+            let v = Vocab::new(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), []).unwrap();
+            let t0 = std::time::Instant::now();
+            let e = Backtrack::build(&v).unwrap();
+            let built = t0.elapsed();
+            let count = |k: u8| e.kind.iter().filter(|&&x| x == k).count();
+            eprintln!(
+                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {}, spine entries {}",
+                count(MONOTONE),
+                count(IRREGULAR),
+                count(NOT_CANDIDATE),
+                e.first.len(),
+                e.spines.len()
+            );
+            let mut x: u64 = 0x9e3779b97f4a7c15;
+            let mut rnd = |m: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % m
+            };
+            let samples: Vec<Vec<u8>> = vec![
+                vec![b'a'; 5000],
+                vec![b' '; 5000],
+                vec![b'\n'; 5000],
+                vec![b'^'; 5000],
+                (0..20000).map(|_| b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[rnd(52) as usize]).collect(),
+                (0..3000).flat_map(|_| char::from_u32(0x4E00 + rnd(0x5200) as u32).unwrap().to_string().into_bytes()).collect(),
+                (0..20000).map(|_| b" \n\ta"[rnd(4) as usize]).collect(),
+                (0..20000).map(|_| rnd(256) as u8).collect(),
+            ];
+            for s in &samples {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                assert!(e.encode(&v, s, &mut a));
+                crate::encode::bucket::merge_buckets(&v, s, &mut b);
+                assert_eq!(a, b, "{name}: {:?}", String::from_utf8_lossy(&s[..40]));
+            }
+        }
+    }
+}
