@@ -69,26 +69,40 @@ impl LazyBacktrack {
 }
 
 pub struct Backtrack {
-    // A trie of the mergeable tokens, breadth first, so each node's children are contiguous
-    // (sorted by byte). Node 0 is the root; nodes 1..=256 are the single bytes.
-    first: Vec<u32>,
-    nchild: Vec<u16>,
+    /// A trie of the mergeable tokens, breadth first, so each node's children are contiguous
+    /// (sorted by byte). Node 0 is the root; nodes 1..=256 are the single bytes. Per node, one
+    /// cache line: [first child (22 bits) | child count (9 bits) | is a token (1 bit), the
+    /// candidate token that ends here or NONE].
+    node: Vec<[u32; 2]>,
+    /// The byte leading to each node (children's bytes are contiguous, so one line to scan).
     byte: Vec<u8>,
-    /// The candidate token that ends at this node, or NONE.
-    cand: Vec<u32>,
     /// Two-byte prefix -> node (or NONE): the fan-out near the root is wide.
     d2: Vec<u32>,
-    // Per token id.
-    kind: Vec<u8>,
-    len: Vec<u8>,
+    /// Two-byte string -> its rank (or NONE): the pair lookup the walk makes most.
+    rank2: Vec<u32>,
+    /// Per token id.
+    info: Vec<Info>,
     /// The longest proper prefix of the token that is a candidate, or NONE.
     next_prefix: Vec<u32>,
-    /// (offset, count) into `spines` for MONOTONE tokens.
-    right: Vec<(u32, u32)>,
-    left: Vec<(u32, u32)>,
     spines: Vec<u32>,
     max_len: usize,
 }
+
+/// What the walk needs to know of a token, in one place.
+#[derive(Clone, Copy, Default)]
+struct Info {
+    /// Offsets into `spines` of the right and left spines (MONOTONE tokens).
+    right: u32,
+    left: u32,
+    rcnt: u8,
+    lcnt: u8,
+    len: u8,
+    kind: u8,
+}
+
+const FIRST_BITS: u32 = 22;
+const FIRST_MASK: u32 = (1 << FIRST_BITS) - 1;
+const IS_TOKEN: u32 = 1 << 31;
 
 #[inline(always)]
 fn spine_id(e: u32) -> u32 {
@@ -104,30 +118,31 @@ impl Backtrack {
     /// the packed layout; the bucket engine then handles long pieces.
     pub fn build(vocab: &Vocab) -> Option<Backtrack> {
         let table = vocab.table_len();
-        if table > (1 << ID_BITS) || vocab.max_token_len() > 255 {
+        // Trie nodes are at most the blob's bytes + 1.
+        if table > (1 << ID_BITS) || vocab.max_token_len() > 255 || vocab.blob().len() >= (1 << FIRST_BITS) - 1 {
             return None;
         }
         let toks: Vec<(&[u8], u32)> = vocab.mergeable().collect();
-        let mut len = vec![0u8; table];
+        let mut info = vec![Info::default(); table];
         for &(b, id) in &toks {
-            len[id as usize] = b.len() as u8;
+            info[id as usize].len = b.len() as u8;
         }
         let mut e = Backtrack {
-            first: Vec::new(),
-            nchild: Vec::new(),
+            node: Vec::new(),
             byte: Vec::new(),
-            cand: Vec::new(),
             d2: vec![NONE; 1 << 16],
-            kind: vec![NOT_CANDIDATE; table],
-            len,
+            rank2: vec![NONE; 1 << 16],
+            info,
             next_prefix: vec![NONE; table],
-            right: vec![(0, 0); table],
-            left: vec![(0, 0); table],
             spines: Vec::new(),
             max_len: vocab.max_token_len(),
         };
+        for &(b, id) in &toks {
+            if b.len() == 2 {
+                e.rank2[(b[0] as usize) << 8 | b[1] as usize] = id;
+            }
+        }
         // The trie; `cand` holds every token for now.
-        let t0 = std::time::Instant::now();
         e.build_trie(&toks);
         // Kinds, spines and next-shorter prefixes, shortest tokens first (a token's parts are
         // shorter than it). The trie path of a token lists its prefix tokens, so only splits
@@ -152,14 +167,14 @@ impl Backtrack {
             let mut node = 0usize;
             for (d, &b) in bytes.iter().enumerate() {
                 node = e.child(node, b).expect("every prefix of a token is in the trie") as usize;
-                if d + 1 < bytes.len() && e.cand[node] != NONE {
-                    prefixes.push(e.cand[node]);
+                if d + 1 < bytes.len() && e.node[node][1] != NONE {
+                    prefixes.push(e.node[node][1]);
                 }
             }
             e.next_prefix[id as usize] = prefixes.last().copied().unwrap_or(NONE);
             e.classify(vocab, bytes, id, &prefixes, &mut scratch);
-            if e.kind[id as usize] == NOT_CANDIDATE {
-                e.cand[node] = NONE;
+            if e.info[id as usize].kind == NOT_CANDIDATE {
+                e.node[node][1] = NONE;
             }
         }
         Some(e)
@@ -169,84 +184,109 @@ impl Backtrack {
     fn classify(&mut self, vocab: &Vocab, bytes: &[u8], id: u32, prefixes: &[u32], scratch: &mut Vec<u32>) {
         let i = id as usize;
         if bytes.len() == 1 {
-            self.kind[i] = MONOTONE;
+            self.info[i].kind = MONOTONE;
             return;
         }
         // Only a split into two monotone parts that both rank below the token (single bytes
         // aside) can make it monotone: its run is the parts' runs interleaved, then their merge,
         // which must come last in rank. If one passes the test, it is the canonical split (the
         // run is unique). Otherwise the token is not monotone and the definition decides below.
-        let below = |t: u32| self.len[t as usize] == 1 || t < id;
-        for &a in prefixes.iter() {
-            if !below(a) || self.kind[a as usize] != MONOTONE {
+        let below = |t: u32| self.info[t as usize].len == 1 || t < id;
+        for &a in prefixes {
+            if !below(a) || self.info[a as usize].kind != MONOTONE {
                 continue;
             }
-            let k = self.len[a as usize] as usize;
+            let k = self.info[a as usize].len as usize;
             let Some(b) = vocab.rank(&bytes[k..]) else { continue };
-            if !below(b) || self.kind[b as usize] != MONOTONE || self.crosses(vocab, bytes, k, a, b) {
+            if !below(b) || self.info[b as usize].kind != MONOTONE || self.crosses(vocab, bytes, k, a, b) {
                 continue;
             }
-            self.kind[i] = MONOTONE;
             let entry = id | (bytes.len() as u32) << ID_BITS;
-            let (off, cnt) = self.right[b as usize];
+            let (ia, ib) = (self.info[a as usize], self.info[b as usize]);
+            if ib.rcnt == u8::MAX || ia.lcnt == u8::MAX {
+                break; // a spine longer than the layout holds: leave it to the definition
+            }
             let start = self.spines.len() as u32;
-            self.spines.extend_from_within(off as usize..(off + cnt) as usize);
+            self.spines.extend_from_within(ib.right as usize..ib.right as usize + ib.rcnt as usize);
             self.spines.push(entry);
-            self.right[i] = (start, cnt + 1);
-            let (off, cnt) = self.left[a as usize];
+            self.info[i].right = start;
+            self.info[i].rcnt = ib.rcnt + 1;
             let start = self.spines.len() as u32;
-            self.spines.extend_from_within(off as usize..(off + cnt) as usize);
+            self.spines.extend_from_within(ia.left as usize..ia.left as usize + ia.lcnt as usize);
             self.spines.push(entry);
-            self.left[i] = (start, cnt + 1);
+            self.info[i].left = start;
+            self.info[i].lcnt = ia.lcnt + 1;
+            self.info[i].kind = MONOTONE;
             return;
         }
         // No monotone split passes: ask the definition whether the token encodes to itself.
         scratch.clear();
         exact(vocab, bytes, scratch);
         if scratch.len() == 1 && scratch[0] == id {
-            self.kind[i] = IRREGULAR;
+            self.info[i].kind = IRREGULAR;
         }
     }
 
     fn build_trie(&mut self, toks: &[(&[u8], u32)]) {
         // Level by level (a most-significant-byte radix sort): `active` holds (token, node of
-        // its prefix one byte shorter), grouped by that node in node order; each group is
-        // sorted by the next byte, so every node's children come out contiguous and in order.
-        self.first.push(0);
-        self.nchild.push(0);
+        // its prefix one byte shorter), grouped by that node in node order; a stable counting
+        // sort by the next byte, then a stable sort back into the groups, puts every node's
+        // children contiguous and in byte order.
+        let (mut first, mut nchild, mut cand): (Vec<u32>, Vec<u32>, Vec<u32>) = (vec![0], vec![0], vec![NONE]);
         self.byte.push(0);
-        self.cand.push(NONE);
-        let mut active: Vec<(usize, u32)> = (0..toks.len()).map(|k| (k, 0u32)).collect();
+        let mut active: Vec<(u32, u32)> = (0..toks.len() as u32).map(|k| (k, 0u32)).collect();
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
         let mut depth = 0;
         while !active.is_empty() {
-            let mut g = 0;
-            while g < active.len() {
-                let parent = active[g].1;
-                let mut h = g + 1;
-                while h < active.len() && active[h].1 == parent {
-                    h += 1;
-                }
-                active[g..h].sort_unstable_by_key(|&(k, _)| toks[k].0[depth]);
-                g = h;
+            // By byte, stably...
+            let mut count = [0usize; 257];
+            for &(k, _) in &active {
+                count[toks[k as usize].0[depth] as usize + 1] += 1;
+            }
+            for b in 1..257 {
+                count[b] += count[b - 1];
+            }
+            scratch.clear();
+            scratch.resize(active.len(), (0, 0));
+            for &(k, p) in &active {
+                let b = toks[k as usize].0[depth] as usize;
+                scratch[count[b]] = (k, p);
+                count[b] += 1;
+            }
+            // ...then by parent, stably: parents are numbered in order, so bucket by the offset
+            // of the parent within this level.
+            let lo = active[0].1;
+            let hi = active[active.len() - 1].1;
+            let mut pcount = vec![0usize; (hi - lo) as usize + 2];
+            for &(_, p) in &scratch {
+                pcount[(p - lo) as usize + 1] += 1;
+            }
+            for q in 1..pcount.len() {
+                pcount[q] += pcount[q - 1];
+            }
+            for &(k, p) in &scratch {
+                let q = (p - lo) as usize;
+                active[pcount[q]] = (k, p);
+                pcount[q] += 1;
             }
             let mut next_active = Vec::with_capacity(active.len());
             let mut last: Option<(u32, u8, u32)> = None; // (parent, byte, node)
             for &(k, parent) in &active {
-                let (bytes, id) = toks[k];
+                let (bytes, id) = toks[k as usize];
                 let b = bytes[depth];
                 let node = match last {
                     Some((p, lb, n)) if p == parent && lb == b => n,
                     _ => {
-                        let n = self.first.len() as u32;
-                        self.first.push(0);
-                        self.nchild.push(0);
+                        let n = first.len() as u32;
+                        first.push(0);
+                        nchild.push(0);
+                        cand.push(NONE);
                         self.byte.push(b);
-                        self.cand.push(NONE);
                         let p = parent as usize;
-                        if self.nchild[p] == 0 {
-                            self.first[p] = n;
+                        if nchild[p] == 0 {
+                            first[p] = n;
                         }
-                        self.nchild[p] += 1;
+                        nchild[p] += 1;
                         if depth == 1 {
                             self.d2[(bytes[0] as usize) << 8 | b as usize] = n;
                         }
@@ -255,7 +295,7 @@ impl Backtrack {
                     }
                 };
                 if bytes.len() == depth + 1 {
-                    self.cand[node as usize] = id;
+                    cand[node as usize] = id;
                 } else {
                     next_active.push((k, node));
                 }
@@ -263,12 +303,19 @@ impl Backtrack {
             active = next_active;
             depth += 1;
         }
+        self.node = (0..first.len())
+            .map(|n| {
+                let tok = if cand[n] != NONE { IS_TOKEN } else { 0 };
+                [first[n] | nchild[n] << FIRST_BITS | tok, cand[n]]
+            })
+            .collect();
     }
 
     #[inline(always)]
     fn child(&self, node: usize, b: u8) -> Option<u32> {
-        let first = self.first[node] as usize;
-        let kids = &self.byte[first..first + self.nchild[node] as usize];
+        let w = self.node[node][0];
+        let first = (w & FIRST_MASK) as usize;
+        let kids = &self.byte[first..first + ((w & !IS_TOKEN) >> FIRST_BITS) as usize];
         if kids.len() <= 8 {
             kids.iter().position(|&x| x == b).map(|k| (first + k) as u32)
         } else {
@@ -277,33 +324,47 @@ impl Backtrack {
     }
 
     /// The longest candidate token that starts at `text[pos]` (there is always one: every
-    /// single byte is a candidate).
+    /// single byte is a candidate), and the length of the longest token of any kind there.
     #[inline]
-    fn longest(&self, text: &[u8], pos: usize) -> u32 {
+    fn longest(&self, text: &[u8], pos: usize) -> (u32, usize) {
         let b0 = text[pos];
-        let mut best = self.cand[1 + b0 as usize];
+        let mut best = self.node[1 + b0 as usize][1];
+        let mut reach = 1;
         if pos + 1 == text.len() {
-            return best;
+            return (best, reach);
         }
         let mut node = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
         if node == NONE {
-            return best;
+            return (best, reach);
         }
         let end = text.len().min(pos + self.max_len);
         let mut i = pos + 2;
         loop {
-            let c = self.cand[node as usize];
+            let [w, c] = self.node[node as usize];
             if c != NONE {
                 best = c;
             }
+            if w & IS_TOKEN != 0 {
+                reach = i - pos;
+            }
             if i == end {
-                return best;
+                return (best, reach);
             }
             match self.child(node as usize, text[i]) {
                 Some(n) => node = n,
-                None => return best,
+                None => return (best, reach),
             }
             i += 1;
+        }
+    }
+
+    /// The rank of `text[a..b]`, or NONE.
+    #[inline(always)]
+    fn rank_of(&self, vocab: &Vocab, text: &[u8], a: usize, b: usize) -> u32 {
+        match b - a {
+            2 => self.rank2[(text[a] as usize) << 8 | text[a + 1] as usize],
+            l if l > self.max_len => NONE,
+            _ => vocab.rank(&text[a..b]).unwrap_or(NONE),
         }
     }
 
@@ -311,16 +372,15 @@ impl Backtrack {
     /// and t starts at `text[s]`), some merge crosses their boundary before both are built.
     #[inline]
     fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32) -> bool {
-        let (ro, rc) = self.right[u as usize];
-        let (lo, lc) = self.left[t as usize];
-        let right = &self.spines[ro as usize..(ro + rc) as usize];
-        let left = &self.spines[lo as usize..(lo + lc) as usize];
+        let (iu, it) = (self.info[u as usize], self.info[t as usize]);
+        let right = &self.spines[iu.right as usize..iu.right as usize + iu.rcnt as usize];
+        let left = &self.spines[it.left as usize..it.left as usize + it.lcnt as usize];
         let (mut i, mut j) = (0, 0);
         let (mut plen, mut qlen) = (1, 1);
         while i < right.len() || j < left.len() {
             let nu = right.get(i).map_or(NONE, |&e| spine_id(e));
             let nt = left.get(j).map_or(NONE, |&e| spine_id(e));
-            let rho = if plen + qlen <= self.max_len { vocab.rank(&text[s - plen..s + qlen]).unwrap_or(NONE) } else { NONE };
+            let rho = self.rank_of(vocab, text, s - plen, s + qlen);
             if nu <= nt {
                 if rho < nu {
                     return true;
@@ -338,15 +398,17 @@ impl Backtrack {
         false
     }
 
-    /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`.
+    /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `reach` is the length
+    /// of the longest token that starts where u does (so u t, if longer, is no token).
     #[inline]
-    fn compatible(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, scratch: &mut Vec<u32>) -> bool {
-        let (lu, lt) = (self.len[u as usize] as usize, self.len[t as usize] as usize);
-        if self.kind[u as usize] == MONOTONE && self.kind[t as usize] == MONOTONE {
+    fn compatible(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize, scratch: &mut Vec<u32>) -> bool {
+        let (iu, it) = (self.info[u as usize], self.info[t as usize]);
+        let (lu, lt) = (iu.len as usize, it.len as usize);
+        if iu.kind == MONOTONE && it.kind == MONOTONE {
             if self.crosses(vocab, text, s, u, t) {
                 return false;
             }
-            return lu + lt > self.max_len || vocab.rank(&text[s - lu..s + lt]).is_none();
+            return lu + lt > reach || self.rank_of(vocab, text, s - lu, s + lt) == NONE;
         }
         scratch.clear();
         exact(vocab, &text[s - lu..s + lt], scratch);
@@ -358,48 +420,55 @@ impl Backtrack {
     /// uses the bucket engine.
     pub fn encode<S: Sink>(&self, vocab: &Vocab, text: &[u8], out: &mut S) -> bool {
         let n = text.len();
+        // The kept tokens, and for each the length of the longest token starting where it does.
         let mut stack: Vec<u32> = Vec::with_capacity(n / 3 + 1);
+        let mut reach: Vec<u8> = Vec::with_capacity(n / 3 + 1);
         let mut dead = vec![0u64; n / 64 + 1];
         let mut scratch = Vec::new();
-        // A direct-mapped memo of compatibility tests: long runs repeat the same few pairs.
-        let mut memo = [(u64::MAX, false); MEMO];
+        // A direct-mapped memo of compatibility tests (key u << 24 | t, the answer in bit 63):
+        // long runs repeat the same few pairs, random text a few thousand short ones.
+        let mut memo = vec![u64::MAX; MEMO];
         let mut pos = 0;
-        let mut cand = self.longest(text, 0);
+        let (mut cand, mut here) = self.longest(text, 0);
         loop {
-            let end = pos + self.len[cand as usize] as usize;
+            let end = pos + self.info[cand as usize].len as usize;
             let ok = dead[end / 64] >> (end % 64) & 1 == 0
                 && match stack.last() {
                     None => true,
                     Some(&u) => {
-                        let key = (u as u64) << 32 | cand as u64;
+                        let key = (u as u64) << ID_BITS | cand as u64;
                         let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - MEMO_BITS)) as usize;
-                        if memo[slot].0 == key {
-                            memo[slot].1
+                        let m = memo[slot];
+                        if m & !(1 << 63) == key {
+                            m >> 63 == 1
                         } else {
-                            let c = self.compatible(vocab, text, pos, u, cand, &mut scratch);
-                            memo[slot] = (key, c);
+                            let r = *reach.last().unwrap() as usize;
+                            let c = self.compatible(vocab, text, pos, u, cand, r, &mut scratch);
+                            memo[slot] = key | (c as u64) << 63;
                             c
                         }
                     }
                 };
             if ok {
                 stack.push(cand);
+                reach.push(here as u8);
                 pos = end;
                 if pos == n {
                     break;
                 }
-                cand = self.longest(text, pos);
+                (cand, here) = self.longest(text, pos);
                 continue;
             }
             cand = self.next_prefix[cand as usize];
             while cand == NONE {
                 // Nothing continues from here: remember, and step back one token.
                 dead[pos / 64] |= 1 << (pos % 64);
-                let Some(last) = stack.pop() else {
+                let (Some(last), Some(r)) = (stack.pop(), reach.pop()) else {
                     debug_assert!(false, "the walk found no encoding");
                     return false;
                 };
-                pos -= self.len[last as usize] as usize;
+                pos -= self.info[last as usize].len as usize;
+                here = r as usize;
                 cand = self.next_prefix[last as usize];
             }
         }
@@ -408,7 +477,7 @@ impl Backtrack {
     }
 }
 
-const MEMO_BITS: u32 = 8;
+const MEMO_BITS: u32 = 12;
 const MEMO: usize = 1 << MEMO_BITS;
 
 /// The definition, run on a few hundred bytes at most (exact for any table).
@@ -516,21 +585,21 @@ mod tests {
     fn check_table(v: &Vocab, rng: &mut Rng, alphabet: &[u8], what: &str) {
         let engine = Backtrack::build(v).unwrap();
         // The compatibility test against the definition, for every pair of candidates.
-        let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.kind[t as usize] != NOT_CANDIDATE).collect();
+        let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.info[t as usize].kind != NOT_CANDIDATE).collect();
         let short: Vec<u32> = cands.iter().copied().filter(|&t| t >= 256 || alphabet.contains(&(t as u8))).collect();
         let mut scratch = Vec::new();
         for &u in &short {
             for &t in &short {
                 let text = [v.token(u).unwrap(), v.token(t).unwrap()].concat();
-                let s = engine.len[u as usize] as usize;
+                let s = engine.info[u as usize].len as usize;
                 let want = merge_reference(v, &text) == [u, t];
-                assert_eq!(engine.compatible(v, &text, s, u, t, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
+                assert_eq!(engine.compatible(v, &text, s, u, t, usize::MAX, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
             }
         }
         // Which tokens are candidates: exactly those that encode to themselves.
         for t in 0..v.table_len() as u32 {
             let want = merge_reference(v, v.token(t).unwrap()) == [t];
-            assert_eq!(engine.kind[t as usize] != NOT_CANDIDATE, want, "{what}: token {t}");
+            assert_eq!(engine.info[t as usize].kind != NOT_CANDIDATE, want, "{what}: token {t}");
         }
         // Whole texts.
         for len in [1, 2, 3, 5, 9, 17, 40, 129, 300] {
@@ -615,13 +684,13 @@ mod real_tables {
             let t0 = std::time::Instant::now();
             let e = Backtrack::build(&v).unwrap();
             let built = t0.elapsed();
-            let count = |k: u8| e.kind.iter().filter(|&&x| x == k).count();
+            let count = |k: u8| e.info.iter().filter(|x| x.len > 0 && x.kind == k).count();
             eprintln!(
                 "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {}, spine entries {}",
                 count(MONOTONE),
                 count(IRREGULAR),
                 count(NOT_CANDIDATE),
-                e.first.len(),
+                e.node.len(),
                 e.spines.len()
             );
             let mut x: u64 = 0x9e3779b97f4a7c15;
