@@ -53,9 +53,11 @@ const NOT_CANDIDATE: u8 = 0; // not mergeable, or its bytes do not encode to its
 const MONOTONE: u8 = 1; // encodes to itself, its run merges in rank order, spines known
 const IRREGULAR: u8 = 2; // encodes to itself, compatibility checked by running the definition
 
-/// Spine entries pack a token id (24 bits) and its length (8 bits).
+/// Spine entries pack a token id (24 bits) and its length (8 bits); each spine ends with
+/// [`END`], whose id field compares above every real id.
 const ID_BITS: u32 = 24;
 const ID_MASK: u32 = (1 << ID_BITS) - 1;
+const END: u32 = u32::MAX;
 
 /// The lazily built engine, kept in the [`Vocab`] it belongs to. `None` inside when the table
 /// is outside the engine's limits (ids of 2^24 or more, tokens longer than 255 bytes).
@@ -119,7 +121,7 @@ impl Backtrack {
     pub fn build(vocab: &Vocab) -> Option<Backtrack> {
         let table = vocab.table_len();
         // Trie nodes are at most the blob's bytes + 1.
-        if table > (1 << ID_BITS) || vocab.max_token_len() > 255 || vocab.blob().len() >= (1 << FIRST_BITS) - 1 {
+        if table >= ID_MASK as usize || vocab.max_token_len() > 255 || vocab.blob().len() >= (1 << FIRST_BITS) - 1 {
             return None;
         }
         let toks: Vec<(&[u8], u32)> = vocab.mergeable().collect();
@@ -134,7 +136,7 @@ impl Backtrack {
             rank2: vec![NONE; 1 << 16],
             info,
             next_prefix: vec![NONE; table],
-            spines: Vec::new(),
+            spines: vec![END], // offset 0: the empty spine of a single byte
             max_len: vocab.max_token_len(),
         };
         for &(b, id) in &toks {
@@ -198,7 +200,7 @@ impl Backtrack {
             }
             let k = self.info[a as usize].len as usize;
             let Some(b) = vocab.rank(&bytes[k..]) else { continue };
-            if !below(b) || self.info[b as usize].kind != MONOTONE || self.crosses(vocab, bytes, k, a, b) {
+            if !below(b) || self.info[b as usize].kind != MONOTONE || self.crosses(vocab, bytes, k, a, b, usize::MAX) {
                 continue;
             }
             let entry = id | (bytes.len() as u32) << ID_BITS;
@@ -208,12 +210,12 @@ impl Backtrack {
             }
             let start = self.spines.len() as u32;
             self.spines.extend_from_within(ib.right as usize..ib.right as usize + ib.rcnt as usize);
-            self.spines.push(entry);
+            self.spines.extend_from_slice(&[entry, END]);
             self.info[i].right = start;
             self.info[i].rcnt = ib.rcnt + 1;
             let start = self.spines.len() as u32;
             self.spines.extend_from_within(ia.left as usize..ia.left as usize + ia.lcnt as usize);
-            self.spines.push(entry);
+            self.spines.extend_from_slice(&[entry, END]);
             self.info[i].left = start;
             self.info[i].lcnt = ia.lcnt + 1;
             self.info[i].kind = MONOTONE;
@@ -370,32 +372,34 @@ impl Backtrack {
 
     /// Whether, in the run of the definition on the bytes of two MONOTONE tokens `u t` (u ends
     /// and t starts at `text[s]`), some merge crosses their boundary before both are built.
+    /// `reach`: no token that starts where u does is longer than this.
     #[inline]
-    fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32) -> bool {
+    fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize) -> bool {
         let (iu, it) = (self.info[u as usize], self.info[t as usize]);
-        let right = &self.spines[iu.right as usize..iu.right as usize + iu.rcnt as usize];
-        let left = &self.spines[it.left as usize..it.left as usize + it.lcnt as usize];
-        let (mut i, mut j) = (0, 0);
+        let (mut r, mut l) = (iu.right as usize, it.left as usize);
         let (mut plen, mut qlen) = (1, 1);
-        while i < right.len() || j < left.len() {
-            let nu = right.get(i).map_or(NONE, |&e| spine_id(e));
-            let nt = left.get(j).map_or(NONE, |&e| spine_id(e));
-            let rho = self.rank_of(vocab, text, s - plen, s + qlen);
+        loop {
+            let (eu, et) = (self.spines[r], self.spines[l]);
+            let (nu, nt) = (spine_id(eu), spine_id(et));
+            if eu == END && et == END {
+                return false;
+            }
+            // Once u's spine is done, the pair starts where u does.
+            let rho = if eu == END && plen + qlen > reach { NONE } else { self.rank_of(vocab, text, s - plen, s + qlen) };
             if nu <= nt {
                 if rho < nu {
                     return true;
                 }
-                plen = spine_len(right[i]);
-                i += 1;
+                plen = spine_len(eu);
+                r += 1;
             } else {
                 if rho <= nt {
                     return true;
                 }
-                qlen = spine_len(left[j]);
-                j += 1;
+                qlen = spine_len(et);
+                l += 1;
             }
         }
-        false
     }
 
     /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `reach` is the length
@@ -405,7 +409,7 @@ impl Backtrack {
         let (iu, it) = (self.info[u as usize], self.info[t as usize]);
         let (lu, lt) = (iu.len as usize, it.len as usize);
         if iu.kind == MONOTONE && it.kind == MONOTONE {
-            if self.crosses(vocab, text, s, u, t) {
+            if self.crosses(vocab, text, s, u, t, reach) {
                 return false;
             }
             return lu + lt > reach || self.rank_of(vocab, text, s - lu, s + lt) == NONE;
