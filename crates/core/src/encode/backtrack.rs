@@ -431,7 +431,9 @@ impl Backtrack {
         let mut scratch = Vec::new();
         // A direct-mapped memo of compatibility tests (key u << 24 | t, the answer in bit 63):
         // long runs repeat the same few pairs, random text a few thousand short ones.
-        let mut memo = vec![u64::MAX; MEMO];
+        // Sized to the piece, so a piece of a few hundred bytes does not clear 32 KB.
+        let bits = (usize::BITS - n.leading_zeros()).clamp(6, MEMO_BITS);
+        let mut memo = vec![u64::MAX; 1 << bits];
         let mut pos = 0;
         let (mut cand, mut here) = self.longest(text, 0);
         loop {
@@ -439,9 +441,13 @@ impl Backtrack {
             let ok = dead[end / 64] >> (end % 64) & 1 == 0
                 && match stack.last() {
                     None => true,
+                    // A single byte with no longer token starting where it does: its run
+                    // has no merges, and every pair across the boundary starts there and is
+                    // longer than any token there, so nothing can cross (common in CJK).
+                    Some(_) if *reach.last().unwrap() == 1 => true,
                     Some(&u) => {
                         let key = (u as u64) << ID_BITS | cand as u64;
-                        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - MEMO_BITS)) as usize;
+                        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
                         let m = memo[slot];
                         if m & !(1 << 63) == key {
                             m >> 63 == 1
@@ -482,7 +488,6 @@ impl Backtrack {
 }
 
 const MEMO_BITS: u32 = 12;
-const MEMO: usize = 1 << MEMO_BITS;
 
 /// The definition, run on a few hundred bytes at most (exact for any table).
 fn exact(vocab: &Vocab, bytes: &[u8], out: &mut Vec<u32>) {
