@@ -405,6 +405,7 @@ impl Backtrack {
     /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `reach` is the length
     /// of the longest token that starts where u does (so u t, if longer, is no token).
     #[inline]
+    #[allow(clippy::too_many_arguments)] // the hot path's state, passed in registers
     fn compatible(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize, scratch: &mut Vec<u32>) -> bool {
         let (iu, it) = (self.info[u as usize], self.info[t as usize]);
         let (lu, lt) = (iu.len as usize, it.len as usize);
