@@ -163,6 +163,9 @@ impl Backtrack {
         }
         let mut scratch = Vec::new();
         let mut prefixes = Vec::new();
+        // Work done classifying, in byte steps, and the most allowed: real tables use about
+        // two steps per byte of their blob.
+        let (mut work, budget) = (0usize, 64 * vocab.blob().len() + (1 << 20));
         for &k in &order {
             let (bytes, id) = toks[k as usize];
             prefixes.clear();
@@ -174,7 +177,12 @@ impl Backtrack {
                 }
             }
             e.next_prefix[id as usize] = prefixes.last().copied().unwrap_or(NONE);
-            e.classify(vocab, bytes, id, &prefixes, &mut scratch);
+            work += e.classify(vocab, bytes, id, &prefixes, &mut scratch);
+            if work > budget {
+                // A table built to be slow here (many long tokens that are not monotone):
+                // leave its long pieces to the bucket engine rather than stall.
+                return None;
+            }
             if e.info[id as usize].kind == NOT_CANDIDATE {
                 e.node[node][1] = NONE;
             }
@@ -183,12 +191,14 @@ impl Backtrack {
     }
 
     /// `prefixes`: the candidate tokens that are proper prefixes of this one, shortest first.
-    fn classify(&mut self, vocab: &Vocab, bytes: &[u8], id: u32, prefixes: &[u32], scratch: &mut Vec<u32>) {
+    /// Returns a bound on the work done, in byte steps.
+    fn classify(&mut self, vocab: &Vocab, bytes: &[u8], id: u32, prefixes: &[u32], scratch: &mut Vec<u32>) -> usize {
         let i = id as usize;
         if bytes.len() == 1 {
             self.info[i].kind = MONOTONE;
-            return;
+            return 1;
         }
+        let mut work = bytes.len();
         // Only a split into two monotone parts that both rank below the token (single bytes
         // aside) can make it monotone: its run is the parts' runs interleaved, then their merge,
         // which must come last in rank. If one passes the test, it is the canonical split (the
@@ -200,7 +210,11 @@ impl Backtrack {
             }
             let k = self.info[a as usize].len as usize;
             let Some(b) = vocab.rank(&bytes[k..]) else { continue };
-            if !below(b) || self.info[b as usize].kind != MONOTONE || self.crosses(vocab, bytes, k, a, b, usize::MAX) {
+            if !below(b) || self.info[b as usize].kind != MONOTONE {
+                continue;
+            }
+            work += bytes.len();
+            if self.crosses(vocab, bytes, k, a, b, usize::MAX) {
                 continue;
             }
             let entry = id | (bytes.len() as u32) << ID_BITS;
@@ -219,7 +233,7 @@ impl Backtrack {
             self.info[i].left = start;
             self.info[i].lcnt = ia.lcnt + 1;
             self.info[i].kind = MONOTONE;
-            return;
+            return work;
         }
         // No monotone split passes: ask the definition whether the token encodes to itself.
         scratch.clear();
@@ -227,6 +241,7 @@ impl Backtrack {
         if scratch.len() == 1 && scratch[0] == id {
             self.info[i].kind = IRREGULAR;
         }
+        work + bytes.len() * bytes.len()
     }
 
     fn build_trie(&mut self, toks: &[(&[u8], u32)]) {
@@ -425,9 +440,9 @@ impl Backtrack {
     /// uses the bucket engine.
     pub fn encode<S: Sink>(&self, vocab: &Vocab, text: &[u8], out: &mut S) -> bool {
         let n = text.len();
-        // The kept tokens, and for each the length of the longest token starting where it does.
-        let mut stack: Vec<u32> = Vec::with_capacity(n / 3 + 1);
-        let mut reach: Vec<u8> = Vec::with_capacity(n / 3 + 1);
+        // The kept tokens (id in the low 24 bits), each with the length of the longest token
+        // starting where it does (high 8 bits): one stream of memory instead of two.
+        let mut stack: Vec<u32> = Vec::with_capacity(n / 2 + 16);
         let mut dead = vec![0u64; n / 64 + 1];
         let mut scratch = Vec::new();
         // A direct-mapped memo of compatibility tests (key u << 24 | t, the answer in bit 63):
@@ -440,29 +455,27 @@ impl Backtrack {
         loop {
             let end = pos + self.info[cand as usize].len as usize;
             let ok = dead[end / 64] >> (end % 64) & 1 == 0
-                && match stack.last() {
+                && match stack.last().map(|&w| (w & ID_MASK, w >> ID_BITS)) {
                     None => true,
                     // A single byte with no longer token starting where it does: its run
                     // has no merges, and every pair across the boundary starts there and is
                     // longer than any token there, so nothing can cross (common in CJK).
-                    Some(_) if *reach.last().unwrap() == 1 => true,
-                    Some(&u) => {
+                    Some((_, 1)) => true,
+                    Some((u, r)) => {
                         let key = (u as u64) << ID_BITS | cand as u64;
                         let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
                         let m = memo[slot];
                         if m & !(1 << 63) == key {
                             m >> 63 == 1
                         } else {
-                            let r = *reach.last().unwrap() as usize;
-                            let c = self.compatible(vocab, text, pos, u, cand, r, &mut scratch);
+                            let c = self.compatible(vocab, text, pos, u, cand, r as usize, &mut scratch);
                             memo[slot] = key | (c as u64) << 63;
                             c
                         }
                     }
                 };
             if ok {
-                stack.push(cand);
-                reach.push(here as u8);
+                stack.push(cand | (here as u32) << ID_BITS);
                 pos = end;
                 if pos == n {
                     break;
@@ -474,14 +487,18 @@ impl Backtrack {
             while cand == NONE {
                 // Nothing continues from here: remember, and step back one token.
                 dead[pos / 64] |= 1 << (pos % 64);
-                let (Some(last), Some(r)) = (stack.pop(), reach.pop()) else {
+                let Some(w) = stack.pop() else {
                     debug_assert!(false, "the walk found no encoding");
                     return false;
                 };
+                let last = w & ID_MASK;
                 pos -= self.info[last as usize].len as usize;
-                here = r as usize;
+                here = (w >> ID_BITS) as usize;
                 cand = self.next_prefix[last as usize];
             }
+        }
+        for w in &mut stack {
+            *w &= ID_MASK;
         }
         out.extend(&stack);
         true
@@ -689,7 +706,31 @@ mod real_tables {
         let Ok(dir) = std::env::var("BYTEPAIR_VOCAB_DIR") else { return };
         for name in ["cl100k_base", "o200k_base"] {
             let Ok(data) = std::fs::read(format!("{dir}/{name}.tiktoken")) else { continue };
-            let ranks = crate::formats::tiktoken::parse(&data).unwrap();
+            let mut ranks = crate::formats::tiktoken::parse(&data).unwrap();
+            check_real(name, &ranks);
+            // The same tokens with a third of the multi-byte ranks shuffled among themselves:
+            // not a merge order, so irregular and non-candidate tokens at full scale.
+            let mut x: u64 = 0x853c49e6748fea9b;
+            let mut rnd = move |m: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % m
+            };
+            let picked: Vec<usize> = (0..ranks.len()).filter(|&k| ranks[k].0.len() > 1 && rnd(3) == 0).collect();
+            for k in (1..picked.len()).rev() {
+                let j = rnd(k as u64 + 1) as usize;
+                let (a, b) = (picked[k], picked[j]);
+                let (ra, rb) = (ranks[a].1, ranks[b].1);
+                ranks[a].1 = rb;
+                ranks[b].1 = ra;
+            }
+            check_real(&format!("{name} scrambled"), &ranks);
+        }
+    }
+
+    fn check_real(name: &str, ranks: &[(Vec<u8>, u32)]) {
+        {
             let v = Vocab::new(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), []).unwrap();
             let t0 = std::time::Instant::now();
             let e = Backtrack::build(&v).unwrap();
