@@ -39,7 +39,9 @@
 //! pair is tried at most once, so O(n * c) candidate tries for c = the most tokens that start at
 //! one position (a property of the table), each an O(spine) test; with the per-call memo of
 //! recent pairs, the runs of one character cost a trie walk per token. Built lazily, on the first
-//! piece that needs it, so start-up pays nothing.
+//! piece that needs it, so start-up pays nothing. Tables outside the packed layout (ids of 2^24
+//! or more, tokens over 255 bytes, a 4 MiB blob) or over the build's work budget (many long
+//! tokens that are not monotone) keep the bucket engine ([`super::bucket`]).
 
 use std::sync::{Arc, OnceLock};
 
