@@ -309,7 +309,12 @@ def table(title: str, rows, libs_order: list[str]) -> str:
     return "\n".join(lines)
 
 
-def linearity(repeat: int) -> str:
+def keep(names, only: list[str]):
+    """The names that contain one of `only` (all of them when `only` is empty)."""
+    return [n for n in names if not only or any(o in n for o in only)]
+
+
+def linearity(repeat: int, only: list[str] = ()) -> str:
     import bytepair
 
     lines = ["### Linearity: bytepair encode_ordinary, time(n=10^6) / time(n=10^5) (goal <= 12)", "",
@@ -317,7 +322,7 @@ def linearity(repeat: int) -> str:
              "|---|---|---|---|---|---|---|"]
     small, big = worst_cases(10**5), worst_cases(10**6)
     encs = [bytepair.get_encoding(e) for e in ENCODINGS]
-    for label in small:
+    for label in keep(small, only):
         cells = [label]
         for e in encs:
             # The small input is timed more often: its best run is the noisier one.
@@ -396,6 +401,8 @@ def main() -> None:
                     help="a library whose first run x repeat exceeds this many seconds is timed once")
     ap.add_argument("--skip", default="", help="comma-separated libraries to leave out")
     ap.add_argument("--no-worst", action="store_true")
+    ap.add_argument("--inputs", default="",
+                    help="comma-separated parts of input names to keep, e.g. 'a*n,CJK' (corpora, worst cases, linearity)")
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--startup-only", action="store_true", help="only the start-up table (no corpora needed)")
     ap.add_argument("--no-linearity", action="store_true")
@@ -418,6 +425,8 @@ def main() -> None:
         print("(no corpus directory: set BYTEPAIR_CORPUS_DIR or pass --corpus-dir; worst cases only)\n")
     if not a.no_worst:
         inputs.update(worst_cases(a.worst_n))
+    only = [s.strip() for s in a.inputs.split(",") if s.strip()]
+    inputs = {k: inputs[k] for k in keep(inputs, only)}
     notes: list[str] = []
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
     for enc in a.encodings.split(","):
@@ -432,7 +441,7 @@ def main() -> None:
     if notes:
         print("Notes:\n" + "\n".join(f"- {n}" for n in dict.fromkeys(notes)) + "\n")
     if not a.no_linearity:
-        print(linearity(max(3, a.repeat)) + "\n", flush=True)
+        print(linearity(max(3, a.repeat), only) + "\n", flush=True)
     if not a.no_startup:
         print(startup(a.vocab_dir, 5))
 

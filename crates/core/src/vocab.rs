@@ -38,6 +38,8 @@ pub struct Vocab {
     special_ids: Vec<u32>,
     n_mergeable: usize,
     max_token_len: usize,
+    /// The long-piece engine, built on first use (encode/backtrack.rs).
+    backtrack: crate::encode::backtrack::LazyBacktrack,
 }
 
 impl std::fmt::Debug for Vocab {
@@ -139,6 +141,7 @@ impl Vocab {
             special_ids: entries[n_mergeable..].iter().map(|e| e.1).collect(),
             n_mergeable,
             max_token_len,
+            backtrack: Default::default(),
         };
         vocab.special_ids.sort_unstable();
         vocab.special_ids.dedup();
@@ -170,6 +173,7 @@ impl Vocab {
             special_ids,
             n_mergeable,
             max_token_len,
+            backtrack: Default::default(),
             spans,
             blob,
         };
@@ -297,6 +301,10 @@ impl Vocab {
     }
     pub(crate) fn spans(&self) -> &[(u32, u32)] {
         &self.spans
+    }
+    /// The long-piece engine, built on the first call.
+    pub(crate) fn backtrack(&self) -> Option<&crate::encode::backtrack::Backtrack> {
+        self.backtrack.get(self)
     }
     pub(crate) fn blob(&self) -> &[u8] {
         &self.blob

@@ -1,4 +1,7 @@
-//! The merge engine for long pieces: rank buckets instead of one heap of pairs.
+//! The fallback merge engine for long pieces: rank buckets instead of one heap of pairs. Long
+//! pieces normally take the backtracking walk ([`super::backtrack`]); this engine encodes them
+//! when a table is outside the walk's layout or its build budget, and serves as the exact
+//! reference the walk is tested against.
 //!
 //! tiktoken's rule merges, at every step, the adjacent pair with the lowest rank, the leftmost
 //! on a tie. A binary heap of `(rank, position)` does that in O(log n) per step, but on a

@@ -5,6 +5,7 @@
 //! - [`merges`]: merge-list BPE (QTKR, GPT-2 and HF merges): the pair listed first merges first.
 //! - [`score`]: SentencePiece / llama2.c score BPE (merge the pair whose piece scores highest).
 
+pub mod backtrack;
 pub mod bucket;
 pub mod cache;
 pub mod rank;

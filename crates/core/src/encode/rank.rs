@@ -8,8 +8,8 @@
 //! 1. the whole piece is a token (most pieces of real text): one hash lookup;
 //! 2. short pieces: tiktoken's scan over an array of parts, O(n^2) in the piece length but with
 //!    everything in cache, which beats any heap for n below [`SMALL`];
-//! 3. long pieces: [`super::bucket`], a linked list of parts with pairs grouped in rank buckets,
-//!    near-linear in practice.
+//! 3. long pieces: [`super::backtrack`], a longest-match walk that backtracks (linear), with
+//!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
 use super::Sink;
 use crate::vocab::Vocab;
@@ -37,7 +37,7 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
         merge_small(vocab, piece, out);
     } else {
-        super::bucket::merge_buckets(vocab, piece, out);
+        super::backtrack::merge_long(vocab, piece, out);
     }
 }
 

@@ -1,0 +1,774 @@
+//! The merge engine for long pieces: a longest-match token walk that backtracks, exact for any
+//! rank table.
+//!
+//! The idea is the one GitHub's `bpe` crate describes ("so many tokens, so little time"): do
+//! not merge at all. Walk the piece left to right, each time taking the longest token that
+//! starts there, and keep it only if it is *compatible* with the token before it (the BPE of the
+//! two tokens' bytes is the two tokens themselves); otherwise try the next shorter token, and
+//! when none fits, step back one token. The argument that this gives tiktoken's ids, and the
+//! compatibility test, are our own (docs/engine.md states them in full); in short, for
+//! tiktoken's rule (merge the adjacent pair whose concatenation has the lowest rank, leftmost on
+//! a tie, *any* pair whose concatenation is a token):
+//!
+//! 1. If BPE(s) = u1..um, then BPE of any run of consecutive ui is those same tokens: no merge
+//!    ever crossed their boundaries, so each region's merges happen in the same order alone.
+//! 2. If BPE(x) ends in u and BPE(u t) = [u, t], then BPE(x t) = BPE(x) followed by t. The merges
+//!    inside the u region and inside t interleave in an order fixed by their ranks alone, the
+//!    same in both runs; a merge across the boundary in the run on x t would happen at a state
+//!    that the run on u t also passes through, where it would be chosen too.
+//! 3. So the stack of tokens kept by the walk is always the BPE of the text walked, the BPE of a
+//!    prefix is unique, and a position from which no continuation was found never needs another
+//!    try (a bit per position). Tokens whose own bytes do not encode to themselves can never
+//!    appear in any output (by 1) and are never tried.
+//!
+//! Compatibility. In the run on u t, only three things matter: the last part of the u region
+//! (its "right spine": the suffix tokens of u, by the rank at which each is built), the first
+//! part of the t region (t's "left spine"), and when they change. When a token's own run merges
+//! in non-decreasing rank order (checked for every token when the engine is built; "monotone"),
+//! the rule is: walk both spines in rank order (u's first on equal rank); before u's spine
+//! advances to a part of rank e, the pair across the boundary must not have rank < e; before t's
+//! advances to rank f, not rank <= f; at the end u t must not be a token. Pairs of tokens that are
+//! not both monotone are checked by running the definition on their bytes (at most 2 x 255).
+//!
+//! The spines come from each token's *canonical split* (the two parts its own run merges last),
+//! found shortest tokens first: a split into two monotone tokens that passes the test (without
+//! its final clause) is the canonical one; a token with no such split is checked against the
+//! definition directly.
+//!
+//! Cost: every position is the end of at most one kept prefix, and each (position, candidate)
+//! pair is tried at most once, so O(n * c) candidate tries for c = the most tokens that start at
+//! one position (a property of the table), each an O(spine) test; with the per-call memo of
+//! recent pairs, the runs of one character cost a trie walk per token. Built lazily, on the first
+//! piece that needs it, so start-up pays nothing. Tables outside the packed layout (ids of 2^24
+//! or more, tokens over 255 bytes, a 4 MiB blob) or over the build's work budget (many long
+//! tokens that are not monotone) keep the bucket engine ([`super::bucket`]).
+
+use std::sync::{Arc, OnceLock};
+
+use super::Sink;
+use crate::vocab::Vocab;
+
+const NONE: u32 = u32::MAX;
+
+/// Token kinds, per id.
+const NOT_CANDIDATE: u8 = 0; // not mergeable, or its bytes do not encode to itself
+const MONOTONE: u8 = 1; // encodes to itself, its run merges in rank order, spines known
+const IRREGULAR: u8 = 2; // encodes to itself, compatibility checked by running the definition
+
+/// Spine entries pack a token id (24 bits) and its length (8 bits); each spine ends with
+/// [`END`], whose id field compares above every real id.
+const ID_BITS: u32 = 24;
+const ID_MASK: u32 = (1 << ID_BITS) - 1;
+const END: u32 = u32::MAX;
+
+/// The lazily built engine, kept in the [`Vocab`] it belongs to. `None` inside when the table
+/// is outside the engine's limits (ids of 2^24 or more, tokens longer than 255 bytes).
+#[derive(Default, Clone)]
+pub struct LazyBacktrack(OnceLock<Option<Arc<Backtrack>>>);
+
+impl LazyBacktrack {
+    pub fn get(&self, vocab: &Vocab) -> Option<&Backtrack> {
+        self.0.get_or_init(|| Backtrack::build(vocab).map(Arc::new)).as_deref()
+    }
+}
+
+pub struct Backtrack {
+    /// A trie of the mergeable tokens, breadth first, so each node's children are contiguous
+    /// (sorted by byte). Node 0 is the root; nodes 1..=256 are the single bytes. Per node, one
+    /// cache line: [first child (22 bits) | child count (9 bits) | is a token (1 bit), the
+    /// candidate token that ends here or NONE].
+    node: Vec<[u32; 2]>,
+    /// The byte leading to each node (children's bytes are contiguous, so one line to scan).
+    byte: Vec<u8>,
+    /// Two-byte prefix -> node (or NONE): the fan-out near the root is wide.
+    d2: Vec<u32>,
+    /// Two-byte string -> its rank (or NONE): the pair lookup the walk makes most.
+    rank2: Vec<u32>,
+    /// Per token id.
+    info: Vec<Info>,
+    /// The longest proper prefix of the token that is a candidate, or NONE.
+    next_prefix: Vec<u32>,
+    spines: Vec<u32>,
+    max_len: usize,
+}
+
+/// What the walk needs to know of a token, in one place.
+#[derive(Clone, Copy, Default)]
+struct Info {
+    /// Offsets into `spines` of the right and left spines (MONOTONE tokens).
+    right: u32,
+    left: u32,
+    rcnt: u8,
+    lcnt: u8,
+    len: u8,
+    kind: u8,
+}
+
+const FIRST_BITS: u32 = 22;
+const FIRST_MASK: u32 = (1 << FIRST_BITS) - 1;
+const IS_TOKEN: u32 = 1 << 31;
+
+#[inline(always)]
+fn spine_id(e: u32) -> u32 {
+    e & ID_MASK
+}
+#[inline(always)]
+fn spine_len(e: u32) -> usize {
+    (e >> ID_BITS) as usize
+}
+
+impl Backtrack {
+    /// Builds the trie, the canonical splits and the spines. `None` when the table does not fit
+    /// the packed layout; the bucket engine then handles long pieces.
+    pub fn build(vocab: &Vocab) -> Option<Backtrack> {
+        let table = vocab.table_len();
+        // Trie nodes are at most the blob's bytes + 1.
+        if table >= ID_MASK as usize || vocab.max_token_len() > 255 || vocab.blob().len() >= (1 << FIRST_BITS) - 1 {
+            return None;
+        }
+        let toks: Vec<(&[u8], u32)> = vocab.mergeable().collect();
+        let mut info = vec![Info::default(); table];
+        for &(b, id) in &toks {
+            info[id as usize].len = b.len() as u8;
+        }
+        let mut e = Backtrack {
+            node: Vec::new(),
+            byte: Vec::new(),
+            d2: vec![NONE; 1 << 16],
+            rank2: vec![NONE; 1 << 16],
+            info,
+            next_prefix: vec![NONE; table],
+            spines: vec![END], // offset 0: the empty spine of a single byte
+            max_len: vocab.max_token_len(),
+        };
+        for &(b, id) in &toks {
+            if b.len() == 2 {
+                e.rank2[(b[0] as usize) << 8 | b[1] as usize] = id;
+            }
+        }
+        // The trie; `cand` holds every token for now.
+        e.build_trie(&toks);
+        // Kinds, spines and next-shorter prefixes, shortest tokens first (a token's parts are
+        // shorter than it). The trie path of a token lists its prefix tokens, so only splits
+        // whose left part is a token are looked at.
+        let mut by_len = vec![0u32; e.max_len + 2];
+        for &(b, _) in &toks {
+            by_len[b.len() + 1] += 1;
+        }
+        for l in 1..by_len.len() {
+            by_len[l] += by_len[l - 1];
+        }
+        let mut order = vec![0u32; toks.len()];
+        for (k, &(b, _)) in toks.iter().enumerate() {
+            order[by_len[b.len()] as usize] = k as u32;
+            by_len[b.len()] += 1;
+        }
+        let mut scratch = Vec::new();
+        let mut prefixes = Vec::new();
+        // Work done classifying, in byte steps, and the most allowed: real tables use about
+        // two steps per byte of their blob.
+        let (mut work, budget) = (0usize, 64 * vocab.blob().len() + (1 << 20));
+        for &k in &order {
+            let (bytes, id) = toks[k as usize];
+            prefixes.clear();
+            let mut node = 0usize;
+            for (d, &b) in bytes.iter().enumerate() {
+                node = e.child(node, b).expect("every prefix of a token is in the trie") as usize;
+                if d + 1 < bytes.len() && e.node[node][1] != NONE {
+                    prefixes.push(e.node[node][1]);
+                }
+            }
+            e.next_prefix[id as usize] = prefixes.last().copied().unwrap_or(NONE);
+            work += e.classify(vocab, bytes, id, &prefixes, &mut scratch);
+            if work > budget {
+                // A table built to be slow here (many long tokens that are not monotone):
+                // leave its long pieces to the bucket engine rather than stall.
+                return None;
+            }
+            if e.info[id as usize].kind == NOT_CANDIDATE {
+                e.node[node][1] = NONE;
+            }
+        }
+        Some(e)
+    }
+
+    /// `prefixes`: the candidate tokens that are proper prefixes of this one, shortest first.
+    /// Returns a bound on the work done, in byte steps.
+    fn classify(&mut self, vocab: &Vocab, bytes: &[u8], id: u32, prefixes: &[u32], scratch: &mut Vec<u32>) -> usize {
+        let i = id as usize;
+        if bytes.len() == 1 {
+            self.info[i].kind = MONOTONE;
+            return 1;
+        }
+        let mut work = bytes.len();
+        // Only a split into two monotone parts that both rank below the token (single bytes
+        // aside) can make it monotone: its run is the parts' runs interleaved, then their merge,
+        // which must come last in rank. If one passes the test, it is the canonical split (the
+        // run is unique). Otherwise the token is not monotone and the definition decides below.
+        let below = |t: u32| self.info[t as usize].len == 1 || t < id;
+        for &a in prefixes {
+            if !below(a) || self.info[a as usize].kind != MONOTONE {
+                continue;
+            }
+            let k = self.info[a as usize].len as usize;
+            let Some(b) = vocab.rank(&bytes[k..]) else { continue };
+            if !below(b) || self.info[b as usize].kind != MONOTONE {
+                continue;
+            }
+            work += bytes.len();
+            if self.crosses(vocab, bytes, k, a, b, usize::MAX) {
+                continue;
+            }
+            let entry = id | (bytes.len() as u32) << ID_BITS;
+            let (ia, ib) = (self.info[a as usize], self.info[b as usize]);
+            if ib.rcnt == u8::MAX || ia.lcnt == u8::MAX {
+                break; // a spine longer than the layout holds: leave it to the definition
+            }
+            let start = self.spines.len() as u32;
+            self.spines.extend_from_within(ib.right as usize..ib.right as usize + ib.rcnt as usize);
+            self.spines.extend_from_slice(&[entry, END]);
+            self.info[i].right = start;
+            self.info[i].rcnt = ib.rcnt + 1;
+            let start = self.spines.len() as u32;
+            self.spines.extend_from_within(ia.left as usize..ia.left as usize + ia.lcnt as usize);
+            self.spines.extend_from_slice(&[entry, END]);
+            self.info[i].left = start;
+            self.info[i].lcnt = ia.lcnt + 1;
+            self.info[i].kind = MONOTONE;
+            return work;
+        }
+        // No monotone split passes: ask the definition whether the token encodes to itself.
+        scratch.clear();
+        exact(vocab, bytes, scratch);
+        if scratch.len() == 1 && scratch[0] == id {
+            self.info[i].kind = IRREGULAR;
+        }
+        work + bytes.len() * bytes.len()
+    }
+
+    fn build_trie(&mut self, toks: &[(&[u8], u32)]) {
+        // Level by level (a most-significant-byte radix sort): `active` holds (token, node of
+        // its prefix one byte shorter), grouped by that node in node order; a stable counting
+        // sort by the next byte, then a stable sort back into the groups, puts every node's
+        // children contiguous and in byte order.
+        let (mut first, mut nchild, mut cand): (Vec<u32>, Vec<u32>, Vec<u32>) = (vec![0], vec![0], vec![NONE]);
+        self.byte.push(0);
+        let mut active: Vec<(u32, u32)> = (0..toks.len() as u32).map(|k| (k, 0u32)).collect();
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
+        let mut depth = 0;
+        while !active.is_empty() {
+            // By byte, stably...
+            let mut count = [0usize; 257];
+            for &(k, _) in &active {
+                count[toks[k as usize].0[depth] as usize + 1] += 1;
+            }
+            for b in 1..257 {
+                count[b] += count[b - 1];
+            }
+            scratch.clear();
+            scratch.resize(active.len(), (0, 0));
+            for &(k, p) in &active {
+                let b = toks[k as usize].0[depth] as usize;
+                scratch[count[b]] = (k, p);
+                count[b] += 1;
+            }
+            // ...then by parent, stably: parents are numbered in order, so bucket by the offset
+            // of the parent within this level.
+            let lo = active[0].1;
+            let hi = active[active.len() - 1].1;
+            let mut pcount = vec![0usize; (hi - lo) as usize + 2];
+            for &(_, p) in &scratch {
+                pcount[(p - lo) as usize + 1] += 1;
+            }
+            for q in 1..pcount.len() {
+                pcount[q] += pcount[q - 1];
+            }
+            for &(k, p) in &scratch {
+                let q = (p - lo) as usize;
+                active[pcount[q]] = (k, p);
+                pcount[q] += 1;
+            }
+            let mut next_active = Vec::with_capacity(active.len());
+            let mut last: Option<(u32, u8, u32)> = None; // (parent, byte, node)
+            for &(k, parent) in &active {
+                let (bytes, id) = toks[k as usize];
+                let b = bytes[depth];
+                let node = match last {
+                    Some((p, lb, n)) if p == parent && lb == b => n,
+                    _ => {
+                        let n = first.len() as u32;
+                        first.push(0);
+                        nchild.push(0);
+                        cand.push(NONE);
+                        self.byte.push(b);
+                        let p = parent as usize;
+                        if nchild[p] == 0 {
+                            first[p] = n;
+                        }
+                        nchild[p] += 1;
+                        if depth == 1 {
+                            self.d2[(bytes[0] as usize) << 8 | b as usize] = n;
+                        }
+                        last = Some((parent, b, n));
+                        n
+                    }
+                };
+                if bytes.len() == depth + 1 {
+                    cand[node as usize] = id;
+                } else {
+                    next_active.push((k, node));
+                }
+            }
+            active = next_active;
+            depth += 1;
+        }
+        self.node = (0..first.len())
+            .map(|n| {
+                let tok = if cand[n] != NONE { IS_TOKEN } else { 0 };
+                [first[n] | nchild[n] << FIRST_BITS | tok, cand[n]]
+            })
+            .collect();
+    }
+
+    #[inline(always)]
+    fn child(&self, node: usize, b: u8) -> Option<u32> {
+        let w = self.node[node][0];
+        let first = (w & FIRST_MASK) as usize;
+        let kids = &self.byte[first..first + ((w & !IS_TOKEN) >> FIRST_BITS) as usize];
+        if kids.len() <= 8 {
+            kids.iter().position(|&x| x == b).map(|k| (first + k) as u32)
+        } else {
+            kids.binary_search(&b).ok().map(|k| (first + k) as u32)
+        }
+    }
+
+    /// The longest candidate token that starts at `text[pos]` (there is always one: every
+    /// single byte is a candidate), and the length of the longest token of any kind there.
+    #[inline]
+    fn longest(&self, text: &[u8], pos: usize) -> (u32, usize) {
+        let b0 = text[pos];
+        let mut best = self.node[1 + b0 as usize][1];
+        let mut reach = 1;
+        if pos + 1 == text.len() {
+            return (best, reach);
+        }
+        let mut node = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
+        if node == NONE {
+            return (best, reach);
+        }
+        let end = text.len().min(pos + self.max_len);
+        let mut i = pos + 2;
+        loop {
+            let [w, c] = self.node[node as usize];
+            if c != NONE {
+                best = c;
+            }
+            if w & IS_TOKEN != 0 {
+                reach = i - pos;
+            }
+            if i == end {
+                return (best, reach);
+            }
+            match self.child(node as usize, text[i]) {
+                Some(n) => node = n,
+                None => return (best, reach),
+            }
+            i += 1;
+        }
+    }
+
+    /// The rank of `text[a..b]`, or NONE.
+    #[inline(always)]
+    fn rank_of(&self, vocab: &Vocab, text: &[u8], a: usize, b: usize) -> u32 {
+        match b - a {
+            2 => self.rank2[(text[a] as usize) << 8 | text[a + 1] as usize],
+            l if l > self.max_len => NONE,
+            _ => vocab.rank(&text[a..b]).unwrap_or(NONE),
+        }
+    }
+
+    /// Whether, in the run of the definition on the bytes of two MONOTONE tokens `u t` (u ends
+    /// and t starts at `text[s]`), some merge crosses their boundary before both are built.
+    /// `reach`: no token that starts where u does is longer than this.
+    #[inline]
+    fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize) -> bool {
+        let (iu, it) = (self.info[u as usize], self.info[t as usize]);
+        let (mut r, mut l) = (iu.right as usize, it.left as usize);
+        let (mut plen, mut qlen) = (1, 1);
+        loop {
+            let (eu, et) = (self.spines[r], self.spines[l]);
+            let (nu, nt) = (spine_id(eu), spine_id(et));
+            if eu == END && et == END {
+                return false;
+            }
+            // Once u's spine is done, the pair starts where u does.
+            let rho = if eu == END && plen + qlen > reach { NONE } else { self.rank_of(vocab, text, s - plen, s + qlen) };
+            if nu <= nt {
+                if rho < nu {
+                    return true;
+                }
+                plen = spine_len(eu);
+                r += 1;
+            } else {
+                if rho <= nt {
+                    return true;
+                }
+                qlen = spine_len(et);
+                l += 1;
+            }
+        }
+    }
+
+    /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `reach` is the length
+    /// of the longest token that starts where u does (so u t, if longer, is no token).
+    #[inline]
+    #[allow(clippy::too_many_arguments)] // the hot path's state, passed in registers
+    fn compatible(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize, scratch: &mut Vec<u32>) -> bool {
+        let (iu, it) = (self.info[u as usize], self.info[t as usize]);
+        let (lu, lt) = (iu.len as usize, it.len as usize);
+        if iu.kind == MONOTONE && it.kind == MONOTONE {
+            if self.crosses(vocab, text, s, u, t, reach) {
+                return false;
+            }
+            return lu + lt > reach || self.rank_of(vocab, text, s - lu, s + lt) == NONE;
+        }
+        scratch.clear();
+        exact(vocab, &text[s - lu..s + lt], scratch);
+        scratch[..] == [u, t]
+    }
+
+    /// Encodes `text` (at least two bytes) into `out`. Returns false, having written nothing,
+    /// if the walk ever found no way on, which the argument above rules out; the caller then
+    /// uses the bucket engine.
+    pub fn encode<S: Sink>(&self, vocab: &Vocab, text: &[u8], out: &mut S) -> bool {
+        let n = text.len();
+        // The kept tokens (id in the low 24 bits), each with the length of the longest token
+        // starting where it does (high 8 bits): one stream of memory instead of two.
+        let mut stack: Vec<u32> = Vec::with_capacity(n / 2 + 16);
+        let mut dead = vec![0u64; n / 64 + 1];
+        let mut scratch = Vec::new();
+        // A direct-mapped memo of compatibility tests (key u << 24 | t, the answer in bit 63):
+        // long runs repeat the same few pairs, random text a few thousand short ones.
+        // Sized to the piece, so a piece of a few hundred bytes does not clear 32 KB.
+        let bits = (usize::BITS - n.leading_zeros()).clamp(6, MEMO_BITS);
+        let mut memo = vec![u64::MAX; 1 << bits];
+        let mut pos = 0;
+        let (mut cand, mut here) = self.longest(text, 0);
+        loop {
+            let end = pos + self.info[cand as usize].len as usize;
+            let ok = dead[end / 64] >> (end % 64) & 1 == 0
+                && match stack.last().map(|&w| (w & ID_MASK, w >> ID_BITS)) {
+                    None => true,
+                    // A single byte with no longer token starting where it does: its run
+                    // has no merges, and every pair across the boundary starts there and is
+                    // longer than any token there, so nothing can cross (common in CJK).
+                    Some((_, 1)) => true,
+                    Some((u, r)) => {
+                        let key = (u as u64) << ID_BITS | cand as u64;
+                        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
+                        let m = memo[slot];
+                        if m & !(1 << 63) == key {
+                            m >> 63 == 1
+                        } else {
+                            let c = self.compatible(vocab, text, pos, u, cand, r as usize, &mut scratch);
+                            memo[slot] = key | (c as u64) << 63;
+                            c
+                        }
+                    }
+                };
+            if ok {
+                stack.push(cand | (here as u32) << ID_BITS);
+                pos = end;
+                if pos == n {
+                    break;
+                }
+                (cand, here) = self.longest(text, pos);
+                continue;
+            }
+            cand = self.next_prefix[cand as usize];
+            while cand == NONE {
+                // Nothing continues from here: remember, and step back one token.
+                dead[pos / 64] |= 1 << (pos % 64);
+                let Some(w) = stack.pop() else {
+                    debug_assert!(false, "the walk found no encoding");
+                    return false;
+                };
+                let last = w & ID_MASK;
+                pos -= self.info[last as usize].len as usize;
+                here = (w >> ID_BITS) as usize;
+                cand = self.next_prefix[last as usize];
+            }
+        }
+        for w in &mut stack {
+            *w &= ID_MASK;
+        }
+        out.extend(&stack);
+        true
+    }
+}
+
+const MEMO_BITS: u32 = 12;
+
+/// The definition, run on a few hundred bytes at most (exact for any table).
+fn exact(vocab: &Vocab, bytes: &[u8], out: &mut Vec<u32>) {
+    if bytes.len() == 1 {
+        out.push(vocab.byte_rank(bytes[0]));
+    } else if bytes.len() <= super::rank::SMALL {
+        super::rank::merge_piece(vocab, bytes, out);
+    } else {
+        super::bucket::merge_buckets(vocab, bytes, out);
+    }
+}
+
+/// Merges a piece longer than the quadratic scan's limit: the backtracking walk when the
+/// table fits it, else the bucket engine.
+pub fn merge_long<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    if let Some(engine) = vocab.backtrack() {
+        if engine.encode(vocab, piece, out) {
+            return;
+        }
+    }
+    super::bucket::merge_buckets(vocab, piece, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::rank::merge_reference;
+
+    /// All bytes, then the given tokens in rank order.
+    fn vocab(tokens: &[Vec<u8>]) -> Vocab {
+        let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        toks.extend(tokens.iter().cloned());
+        Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap()
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, m: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % m
+        }
+        fn text(&mut self, alphabet: &[u8], n: usize) -> Vec<u8> {
+            (0..n).map(|_| alphabet[self.below(alphabet.len() as u64) as usize]).collect()
+        }
+    }
+
+    /// A table made the way BPE training makes one: repeatedly merge the most frequent adjacent
+    /// pair of a sample (so ranks follow merge order, the common case).
+    fn trained(rng: &mut Rng, alphabet: &[u8], merges: usize) -> Vec<Vec<u8>> {
+        let sample = rng.text(alphabet, 3000);
+        let mut parts: Vec<Vec<u8>> = sample.iter().map(|&b| vec![b]).collect();
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..merges {
+            let mut counts: std::collections::BTreeMap<(Vec<u8>, Vec<u8>), usize> = Default::default();
+            for w in parts.windows(2) {
+                *counts.entry((w[0].clone(), w[1].clone())).or_default() += 1;
+            }
+            let Some(((a, b), _)) = counts.into_iter().max_by_key(|(k, c)| (*c, std::cmp::Reverse(k.clone()))) else { break };
+            let joined = [a.clone(), b.clone()].concat();
+            let mut next = Vec::with_capacity(parts.len());
+            let mut i = 0;
+            while i < parts.len() {
+                if i + 1 < parts.len() && parts[i] == a && parts[i + 1] == b {
+                    next.push(joined.clone());
+                    i += 2;
+                } else {
+                    next.push(parts[i].clone());
+                    i += 1;
+                }
+            }
+            parts = next;
+            if joined.len() > 64 {
+                break;
+            }
+            if !out.contains(&joined) {
+                out.push(joined);
+            }
+        }
+        out
+    }
+
+    /// A table with no merge order at all: random strings at random ranks.
+    fn random_table(rng: &mut Rng, alphabet: &[u8], n: usize) -> Vec<Vec<u8>> {
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        while out.len() < n {
+            let len = 2 + rng.below(5) as usize;
+            let t = rng.text(alphabet, len);
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    fn run(v: &Vocab, text: &[u8]) -> Vec<u32> {
+        let engine = Backtrack::build(v).expect("toy tables fit");
+        let mut got = Vec::new();
+        assert!(engine.encode(v, text, &mut got), "the walk must always finish");
+        got
+    }
+
+    fn check_table(v: &Vocab, rng: &mut Rng, alphabet: &[u8], what: &str) {
+        let engine = Backtrack::build(v).unwrap();
+        // The compatibility test against the definition, for every pair of candidates.
+        let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.info[t as usize].kind != NOT_CANDIDATE).collect();
+        let short: Vec<u32> = cands.iter().copied().filter(|&t| t >= 256 || alphabet.contains(&(t as u8))).collect();
+        let mut scratch = Vec::new();
+        for &u in &short {
+            for &t in &short {
+                let text = [v.token(u).unwrap(), v.token(t).unwrap()].concat();
+                let s = engine.info[u as usize].len as usize;
+                let want = merge_reference(v, &text) == [u, t];
+                assert_eq!(engine.compatible(v, &text, s, u, t, usize::MAX, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
+            }
+        }
+        // Which tokens are candidates: exactly those that encode to themselves.
+        for t in 0..v.table_len() as u32 {
+            let want = merge_reference(v, v.token(t).unwrap()) == [t];
+            assert_eq!(engine.info[t as usize].kind != NOT_CANDIDATE, want, "{what}: token {t}");
+        }
+        // Whole texts.
+        for len in [1, 2, 3, 5, 9, 17, 40, 129, 300] {
+            let text = rng.text(alphabet, len);
+            assert_eq!(run(v, &text), merge_reference(v, &text), "{what}: {:?}", String::from_utf8_lossy(&text));
+        }
+        let text = rng.text(alphabet, 3000);
+        let mut want = Vec::new();
+        crate::encode::bucket::merge_buckets(v, &text, &mut want);
+        assert_eq!(run(v, &text), want, "{what}: 3000 bytes");
+    }
+
+    #[test]
+    fn toy_table_agrees_with_the_definition() {
+        let toks: Vec<Vec<u8>> =
+            ["aa", "ab", "aaa", "bc", "abc", "aaaa", "ca", "cab", "bca"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let v = vocab(&toks);
+        for s in ["aaaaaaa", "abcabcab", "aabcaab", "cabca", "a", "zz", "aaab", "bcaaaab"] {
+            assert_eq!(run(&v, s.as_bytes()), merge_reference(&v, s.as_bytes()), "{s}");
+        }
+        check_table(&v, &mut Rng(0x9e3779b97f4a7c15), b"abc", "toy");
+    }
+
+    #[test]
+    fn trained_tables_agree_with_the_definition() {
+        let mut rng = Rng(0x2545f4914f6cdd1d);
+        for round in 0..12 {
+            let alphabet: &[u8] = if round % 3 == 0 { b"a" } else if round % 3 == 1 { b"ab" } else { b"abcd" };
+            let toks = trained(&mut rng, alphabet, 40);
+            let v = vocab(&toks);
+            check_table(&v, &mut rng, alphabet, &format!("trained {round}"));
+        }
+    }
+
+    /// Tables that are not a merge order: tokens that do not encode to themselves, tokens whose
+    /// own run is not in rank order, splits that are not the canonical one.
+    #[test]
+    fn random_tables_agree_with_the_definition() {
+        let mut rng = Rng(0xd1b54a32d192ed03);
+        for round in 0..40 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"ab" } else { b"abc" };
+            let toks = random_table(&mut rng, alphabet, 30);
+            let v = vocab(&toks);
+            check_table(&v, &mut rng, alphabet, &format!("random {round}: {toks:?}"));
+        }
+    }
+
+    #[test]
+    fn runs_of_one_byte() {
+        let toks: Vec<Vec<u8>> = (2..=16).map(|n| vec![b'a'; n]).collect();
+        for order in 0..3 {
+            let mut t = toks.clone();
+            if order == 1 {
+                t.reverse();
+            } else if order == 2 {
+                t.sort_by_key(|x| (x.len() % 3, x.len()));
+            }
+            let v = vocab(&t);
+            for n in [2, 3, 7, 16, 17, 100, 1000, 4099] {
+                let text = vec![b'a'; n];
+                let mut want = Vec::new();
+                crate::encode::bucket::merge_buckets(&v, &text, &mut want);
+                assert_eq!(run(&v, &text), want, "order {order}, n {n}");
+            }
+        }
+    }
+}
+
+/// The real tables, when `BYTEPAIR_VOCAB_DIR` points at the `.tiktoken` files: build time, how
+/// many tokens take each path, and agreement with the bucket engine on long pieces.
+#[cfg(test)]
+mod real_tables {
+    use super::*;
+
+    #[test]
+    fn real_tables_agree_with_the_bucket_engine() {
+        let Ok(dir) = std::env::var("BYTEPAIR_VOCAB_DIR") else { return };
+        for name in ["cl100k_base", "o200k_base"] {
+            let Ok(data) = std::fs::read(format!("{dir}/{name}.tiktoken")) else { continue };
+            let mut ranks = crate::formats::tiktoken::parse(&data).unwrap();
+            check_real(name, &ranks);
+            // The same tokens with a third of the multi-byte ranks shuffled among themselves:
+            // not a merge order, so irregular and non-candidate tokens at full scale.
+            let mut x: u64 = 0x853c49e6748fea9b;
+            let mut rnd = move |m: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % m
+            };
+            let picked: Vec<usize> = (0..ranks.len()).filter(|&k| ranks[k].0.len() > 1 && rnd(3) == 0).collect();
+            for k in (1..picked.len()).rev() {
+                let j = rnd(k as u64 + 1) as usize;
+                let (a, b) = (picked[k], picked[j]);
+                let (ra, rb) = (ranks[a].1, ranks[b].1);
+                ranks[a].1 = rb;
+                ranks[b].1 = ra;
+            }
+            check_real(&format!("{name} scrambled"), &ranks);
+        }
+    }
+
+    fn check_real(name: &str, ranks: &[(Vec<u8>, u32)]) {
+        {
+            let v = Vocab::new(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), []).unwrap();
+            let t0 = std::time::Instant::now();
+            let e = Backtrack::build(&v).unwrap();
+            let built = t0.elapsed();
+            let count = |k: u8| e.info.iter().filter(|x| x.len > 0 && x.kind == k).count();
+            eprintln!(
+                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {}, spine entries {}",
+                count(MONOTONE),
+                count(IRREGULAR),
+                count(NOT_CANDIDATE),
+                e.node.len(),
+                e.spines.len()
+            );
+            let mut x: u64 = 0x9e3779b97f4a7c15;
+            let mut rnd = |m: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % m
+            };
+            let samples: Vec<Vec<u8>> = vec![
+                vec![b'a'; 5000],
+                vec![b' '; 5000],
+                vec![b'\n'; 5000],
+                vec![b'^'; 5000],
+                (0..20000).map(|_| b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[rnd(52) as usize]).collect(),
+                (0..3000).flat_map(|_| char::from_u32(0x4E00 + rnd(0x5200) as u32).unwrap().to_string().into_bytes()).collect(),
+                (0..20000).map(|_| b" \n\ta"[rnd(4) as usize]).collect(),
+                (0..20000).map(|_| rnd(256) as u8).collect(),
+            ];
+            for s in &samples {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                assert!(e.encode(&v, s, &mut a));
+                crate::encode::bucket::merge_buckets(&v, s, &mut b);
+                assert_eq!(a, b, "{name}: {:?}", String::from_utf8_lossy(&s[..40]));
+            }
+        }
+    }
+}
