@@ -22,7 +22,7 @@ use hashbrown::HashMap;
 
 use super::rank::merge_piece;
 use super::Sink;
-use crate::vocab::Vocab;
+use crate::vocab::{pack16, pack16_words, Vocab};
 
 pub const MAX_ENTRIES: usize = 1 << 16;
 pub const MAX_PIECE: usize = 64;
@@ -44,41 +44,6 @@ struct Slot {
 
 const EMPTY: Slot = Slot { key: [0, 0], ids: [NO_ID; INLINE_IDS] };
 
-/// Packs 2..=15 bytes into two words: bytes 0-7 little-endian, then bytes 8-14 and the length
-/// in the top byte. Injective on such pieces (the length tells where the bytes stop).
-#[inline(always)]
-fn pack16(b: &[u8]) -> [u64; 2] {
-    let n = b.len();
-    debug_assert!((2..=INLINE_PIECE).contains(&n));
-    let (lo, hi) = if n >= 8 {
-        let lo = u64::from_le_bytes(b[..8].try_into().unwrap());
-        // The last 8 bytes end at n; bytes 8..n are their top n - 8 bytes.
-        let last = u64::from_le_bytes(b[n - 8..].try_into().unwrap());
-        (lo, if n > 8 { last >> (8 * (16 - n)) } else { 0 })
-    } else if n >= 4 {
-        let a = u32::from_le_bytes(b[..4].try_into().unwrap()) as u64;
-        let z = u32::from_le_bytes(b[n - 4..].try_into().unwrap()) as u64;
-        (a | z << (8 * (n - 4)), 0)
-    } else {
-        let a = u16::from_le_bytes([b[0], b[1]]) as u64;
-        let z = b[n - 1] as u64;
-        (a | z << (8 * (n - 1)), 0)
-    };
-    [lo, hi | (n as u64) << 56]
-}
-
-/// [`pack16`] of the first `n` (2..=15) of 16 readable bytes: two loads and masks, no branch
-/// on the length.
-#[inline(always)]
-fn pack16_words(words: &[u8], n: usize) -> [u64; 2] {
-    debug_assert!(words.len() == 16 && (2..=INLINE_PIECE).contains(&n));
-    let lo = u64::from_le_bytes(words[..8].try_into().unwrap());
-    let hi = u64::from_le_bytes(words[8..16].try_into().unwrap());
-    // Masks keeping min(n, 8) and n - min(n, 8) bytes.
-    let keep = |k: usize| ((1u128 << (8 * k)) - 1) as u64;
-    [lo & keep(n.min(8)), hi & keep(n.saturating_sub(8)) | (n as u64) << 56]
-}
-
 struct Inline {
     slots: Vec<Slot>,
     len: usize,
@@ -92,9 +57,7 @@ impl Inline {
 
     #[inline(always)]
     fn home(&self, key: [u64; 2]) -> usize {
-        let h = key[0].wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ key[1].wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
-        // The second multiply spreads the xor of both products into the top bits we keep.
-        (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+        (crate::vocab::hash16(key) >> self.shift) as usize
     }
 
     /// The slot holding `key`, or the empty slot where it would go.
@@ -201,33 +164,6 @@ impl<'t> PieceCache<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The key is the bytes, zero-padded, with the length in the last byte: so it is
-    /// injective on pieces of 2..=15 bytes.
-    #[test]
-    fn pack16_is_the_padded_bytes_and_length() {
-        let mut x: u64 = 0x1234_5678_9abc_def1;
-        for n in 2..=INLINE_PIECE {
-            for _ in 0..200 {
-                let b: Vec<u8> = (0..n)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        [0u8, 1, b'a', 0xff][(x % 4) as usize]
-                    })
-                    .collect();
-                let mut want = [0u8; 16];
-                want[..n].copy_from_slice(&b);
-                want[15] = n as u8;
-                let want = [u64::from_le_bytes(want[..8].try_into().unwrap()), u64::from_le_bytes(want[8..].try_into().unwrap())];
-                assert_eq!(pack16(&b), want, "{b:?}");
-                let mut padded = b.clone();
-                padded.extend_from_slice(&[0xab; 16]);
-                assert_eq!(pack16_words(&padded[..16], n), want, "{b:?} from words");
-            }
-        }
-    }
 
     /// Many distinct pieces (so the inline table grows several times), each asked for twice:
     /// the cached answer is the merge's answer.

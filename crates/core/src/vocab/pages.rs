@@ -22,6 +22,7 @@ const HUGE: usize = 2 << 20;
 pub unsafe trait Zeroable: Copy + Default {}
 unsafe impl Zeroable for u64 {}
 unsafe impl Zeroable for [u64; 2] {}
+unsafe impl Zeroable for [u64; 3] {}
 
 pub struct ZeroedPages<T: Zeroable> {
     #[cfg(target_os = "linux")]
