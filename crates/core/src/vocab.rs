@@ -5,8 +5,9 @@
 //! Special tokens live in the same table at their ids, so decoding is one lookup for any id, but
 //! they are kept out of the rank index: ordinary text must never merge into a special token.
 //!
-//! The index is a `hashbrown::HashTable<u32>` that stores only ranks and compares keys against
-//! the blob, so the vocabulary's bytes exist once in memory.
+//! The rank index has three parts by token length: up to 7 bytes in [`short`] (one packed `u64`
+//! key), 8-15 bytes in [`medium`] (two packed words), longer in a `hashbrown::HashTable<u32>`
+//! that stores only ranks and compares keys against the blob. See docs/engine.md, section 2.
 
 use hashbrown::HashTable;
 use std::hash::BuildHasher;

@@ -87,7 +87,8 @@ impl MediumIndex {
     /// (see `ShortIndex::from_ranks`).
     pub fn from_pairs(mut pairs: Vec<([u64; 2], u32)>) -> Result<MediumIndex, (u32, u32)> {
         let mut idx = MediumIndex::with_capacity(pairs.len());
-        pairs.sort_by_key(|&(key, _)| idx.home(key));
+        // Each home computed once; the sort is stable, so of two equal keys the earlier stays first.
+        pairs.sort_by_cached_key(|&(key, _)| idx.home(key));
         for (key, rank) in pairs {
             idx.insert(key, rank).map_err(|prev| (prev, rank))?;
         }
