@@ -100,21 +100,25 @@ impl Encoder {
             // range path (the same one parallel chunks use).
             Pretokenizer::Regex(_) | Pretokenizer::Automata(_) => {
                 let mut cache = None;
-                self.pretokenizer.for_each_piece(text, |piece| self.piece(&mut cache, piece.as_bytes(), out))
+                self.pretokenizer.for_each_piece(text, |piece| self.piece(&mut cache, text, piece, out))
             }
             _ => self.encode_ordinary_range(text, 0..text.len(), out),
         }
     }
 
+    /// Encodes `piece`, a slice of `text` (the lookups read whole words from `text` around it).
     #[inline(always)]
-    fn piece<'t, S: Sink>(&self, cache: &mut Option<PieceCache<'t>>, piece: &'t [u8], out: &mut S) {
+    fn piece<'t, S: Sink>(&self, cache: &mut Option<PieceCache<'t>>, text: &'t str, piece: &'t str, out: &mut S) {
         let vocab = &self.vocab;
+        let bytes = text.as_bytes();
+        let start = piece.as_ptr() as usize - text.as_ptr() as usize;
+        let end = start + piece.len();
         if piece.len() == 1 {
-            out.push(vocab.byte_rank(piece[0]));
-        } else if let Some(rank) = (piece.len() <= vocab.max_token_len()).then(|| vocab.rank(piece)).flatten() {
+            out.push(vocab.byte_rank(bytes[start]));
+        } else if let Some(rank) = (piece.len() <= vocab.max_token_len()).then(|| vocab.rank_in(bytes, start, end)).flatten() {
             out.push(rank);
         } else {
-            PieceCache::merge(cache, vocab, piece, out);
+            PieceCache::merge(cache, vocab, bytes, start, end, out);
         }
     }
 
@@ -122,7 +126,7 @@ impl Encoder {
     /// (or the ends of the text): concatenating the chunks' ids gives `encode_ordinary(text)`.
     pub fn encode_ordinary_range<S: Sink>(&self, text: &str, range: std::ops::Range<usize>, out: &mut S) -> Result<()> {
         let mut cache = None;
-        self.pretokenizer.for_each_piece_in(text, range, |piece| self.piece(&mut cache, piece.as_bytes(), out))
+        self.pretokenizer.for_each_piece_in(text, range, |piece| self.piece(&mut cache, text, piece, out))
     }
 
     /// Offsets about `chunk` bytes apart where `text` can be cut for parallel encoding with

@@ -5,16 +5,21 @@
 //! Special tokens live in the same table at their ids, so decoding is one lookup for any id, but
 //! they are kept out of the rank index: ordinary text must never merge into a special token.
 //!
-//! The index is a `hashbrown::HashTable<u32>` that stores only ranks and compares keys against
-//! the blob, so the vocabulary's bytes exist once in memory.
+//! The rank index has three parts by token length: up to 7 bytes in [`short`] (one packed `u64`
+//! key), 8-15 bytes in [`medium`] (two packed words), longer in a `hashbrown::HashTable<u32>`
+//! that stores only ranks and compares keys against the blob. See docs/engine.md, section 2.
 
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
 use crate::error::{Error, Result};
 
+mod medium;
+mod pages;
 mod short;
-use short::{pack, ShortIndex, MAX_SHORT};
+pub(crate) use medium::{hash16, pack16, pack16_words};
+use medium::{MediumIndex, MAX_MEDIUM};
+use short::{pack, pack_word, ShortIndex, MAX_SHORT};
 
 /// Ids above this are refused: they would make the id-indexed table absurdly large.
 pub const MAX_TOKEN_ID: u32 = (1 << 31) - 1;
@@ -31,6 +36,8 @@ pub struct Vocab {
     /// The same ranks for tokens of at most [`MAX_SHORT`] bytes, keyed by the packed bytes:
     /// the lookup the merge engine makes most.
     short: ShortIndex,
+    /// And for tokens of 8 to [`MAX_MEDIUM`] bytes, keyed by two packed words.
+    medium: MediumIndex,
     hasher: Hasher,
     /// The rank of each single byte, so the merge engine never hashes one.
     byte_ranks: [u32; 256],
@@ -136,6 +143,7 @@ impl Vocab {
             blob,
             index: HashTable::new(),
             short: ShortIndex::with_capacity(0),
+            medium: MediumIndex::with_capacity(0),
             hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
             special_ids: entries[n_mergeable..].iter().map(|e| e.1).collect(),
@@ -168,6 +176,7 @@ impl Vocab {
         let mut vocab = Vocab {
             index: HashTable::new(),
             short: ShortIndex::with_capacity(0),
+            medium: MediumIndex::with_capacity(0),
             hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
             special_ids,
@@ -191,17 +200,21 @@ impl Vocab {
     }
 
     /// Indexes the mergeable ids (their spans already in the table): tokens of up to
-    /// [`MAX_SHORT`] bytes in the packed-key index, longer ones in the hash table. Refuses the
-    /// same bytes at two ranks and a missing single byte.
+    /// [`MAX_SHORT`] bytes in the packed-key index, up to [`MAX_MEDIUM`] in the two-word one,
+    /// longer ones in the hash table. Refuses the same bytes at two ranks and a missing single
+    /// byte.
     fn build_index(&mut self, ids: impl Iterator<Item = u32> + Clone) -> Result<()> {
-        let Vocab { spans, blob, index, short, hasher, byte_ranks, .. } = self;
+        let Vocab { spans, blob, index, short, medium, hasher, byte_ranks, .. } = self;
         let token = |id: u32| {
             let (off, len) = spans[id as usize];
             &blob[off as usize..off as usize + len as usize]
         };
-        let (n_short, n_long) = ids.clone().fold((0, 0), |(s, l), id| {
-            if token(id).len() <= MAX_SHORT { (s + 1, l) } else { (s, l + 1) }
+        let (n_short, n_long) = ids.clone().fold((0, 0), |(s, l), id| match token(id).len() {
+            n if n <= MAX_SHORT => (s + 1, l),
+            n if n <= MAX_MEDIUM => (s, l),
+            _ => (s, l + 1),
         });
+        let mut medium_pairs = Vec::new();
         index.reserve(n_long, |&r| hasher.hash_one(token(r)));
         let twice = |bytes: &[u8], a: u32, b: u32| {
             Error::Vocab(format!("{} has two ranks, {} and {}", show(bytes), a.min(b), a.max(b)))
@@ -212,6 +225,10 @@ impl Vocab {
                 if bytes.len() == 1 {
                     byte_ranks[bytes[0] as usize] = rank;
                 }
+                continue;
+            }
+            if bytes.len() <= MAX_MEDIUM {
+                medium_pairs.push((pack16(bytes), rank));
                 continue;
             }
             let hash = hasher.hash_one(bytes);
@@ -226,6 +243,7 @@ impl Vocab {
         // in rank order.
         let short_ids = ids.filter(|&id| token(id).len() <= MAX_SHORT);
         *short = ShortIndex::from_ranks(n_short, short_ids, |id| pack(token(id))).map_err(|(a, b)| twice(token(b), a, b))?;
+        *medium = MediumIndex::from_pairs(medium_pairs).map_err(|(a, b)| twice(token(b), a, b))?;
         self.check_bytes()
     }
 
@@ -245,8 +263,36 @@ impl Vocab {
         if bytes.len() <= MAX_SHORT {
             return if bytes.is_empty() { None } else { self.short.get(pack(bytes)) };
         }
+        if bytes.len() <= MAX_MEDIUM {
+            return self.medium.get(pack16(bytes));
+        }
         let hash = self.hasher.hash_one(bytes);
         self.index.find(hash, |&r| self.token_unchecked(r) == bytes).copied()
+    }
+
+    /// [`rank`](Self::rank) of `text[start..end]` (at least one byte). A piece of up to 7 bytes
+    /// with 8 bytes of `text` readable from its start is keyed from one load (15 bytes: two
+    /// loads), with no branch on its length.
+    #[inline(always)]
+    pub fn rank_in(&self, text: &[u8], start: usize, end: usize) -> Option<u32> {
+        let n = end - start;
+        if n <= MAX_SHORT {
+            if let Some(word) = text.get(start..start + 8) {
+                return self.short.get(pack_word(u64::from_le_bytes(word.try_into().unwrap()), n));
+            }
+        } else if n <= MAX_MEDIUM {
+            if let Some(words) = text.get(start..start + 16) {
+                return self.medium.get(pack16_words(words, n));
+            }
+        }
+        self.rank(&text[start..end])
+    }
+
+    /// The rank of the `n` (1..=7) bytes at the start of `word` (a little-endian load of them
+    /// and possibly more).
+    #[inline(always)]
+    pub fn rank_word(&self, word: u64, n: usize) -> Option<u32> {
+        self.short.get(pack_word(word, n))
     }
 
     /// The rank of a single byte (every vocabulary has all 256).
@@ -334,6 +380,35 @@ mod tests {
         assert_eq!(v.token(299), None, "a hole");
         assert_eq!(v.byte_rank(b'a'), 97);
         assert_eq!(v.table_len(), 301);
+    }
+
+    /// Tokens of every length go to the short, medium or general index; `rank` and `rank_in`
+    /// (keys read as words from a larger text, or byte by byte near its end) find each, and
+    /// find nothing for a one-byte change of each.
+    #[test]
+    fn every_length_in_every_index() {
+        let mut toks = bytes256();
+        let text: Vec<u8> = (0..400u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut spans = Vec::new();
+        for n in 2..=20 {
+            for start in [0, 3 * n, text.len() - n - 5, text.len() - n] {
+                if !toks.contains(&text[start..start + n].to_vec()) {
+                    toks.push(text[start..start + n].to_vec());
+                    spans.push((start, n, toks.len() as u32 - 1));
+                }
+            }
+        }
+        let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+        for &(start, n, rank) in &spans {
+            assert_eq!(v.rank(&text[start..start + n]), Some(rank), "len {n} at {start}");
+            assert_eq!(v.rank_in(&text, start, start + n), Some(rank), "len {n} at {start}");
+            let mut other = text.clone();
+            other[start + n - 1] ^= 0x80;
+            assert_eq!(v.rank_in(&other, start, start + n), None, "changed, len {n} at {start}");
+            assert_eq!(v.rank(&other[start..start + n]), None, "changed, len {n} at {start}");
+        }
+        let e = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32 % 300)), []).unwrap_err();
+        assert!(e.to_string().contains("given to both"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,9 @@
 //! 4. an optional space, a run of punctuation (not space, letter or number), then `\r`/`\n`s;
 //! 5. whitespace, see [`whitespace_end`].
 
-use super::scan::{digits_end, flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
+use super::scan::{
+    alpha_run, digits_end, flags_at, for_each, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
+};
 use super::unicode::{contraction_letter, decode, flags, L, N};
 
 pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
@@ -52,6 +54,20 @@ pub fn contraction_len(bytes: &[u8], i: usize) -> usize {
 
 #[inline(always)]
 fn end(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
+    // Fast paths: a run of letters starting with an ASCII letter, alone or after one ASCII
+    // character of the optional prefix (not `'`, which may start a contraction, alternative 1).
+    let b0 = bytes[i];
+    let letters_at = if b0.is_ascii_alphabetic() {
+        Some(i)
+    } else if b0 != b'\'' && is_ascii_prefix(b0) && bytes.get(i + 1).is_some_and(|b| b.is_ascii_alphabetic()) {
+        Some(i + 1)
+    } else {
+        None
+    };
+    if let Some(j) = letters_at {
+        let e = alpha_run(bytes, j + 1);
+        return if bytes.get(e).is_some_and(|&b| b >= 0x80) { run_end(bytes, e, |g| g & L != 0) } else { e };
+    }
     let (c, n) = decode(bytes, i);
     if c == '\'' as u32 {
         let k = contraction_len(bytes, i + 1);

@@ -21,7 +21,9 @@
 //! - Either may end with a case-insensitive contraction.
 
 use super::cl100k::contraction_len;
-use super::scan::{digits_end, flags_at, for_each, is_punct, run_end, whitespace_end, Whitespace};
+use super::scan::{
+    digits_end, flags_at, for_each, is_ascii_prefix, is_punct, lower_run, run_end, upper_run, whitespace_end, Whitespace,
+};
 use super::unicode::{decode, flags, L, LO, N, UP};
 
 pub const O200K_PATTERN: &str = concat!(
@@ -84,8 +86,45 @@ fn with_contraction(bytes: &[u8], e: usize) -> usize {
     e
 }
 
+/// The letter part of alternative 1 or 2 when the letters start with an ASCII letter at `j`
+/// (after the optional first character, if any), or `None` when non-ASCII characters make
+/// the general path necessary. ASCII `a-z` are LO only and `A-Z` UP only, so:
+/// - `a-z...`: `UP*` takes nothing and `LO+` the lower-case run (which may go on into non-ASCII
+///   LO characters);
+/// - `A-Z...` then `a-z`: alternative 1, the upper-case run then the lower-case run;
+/// - `A-Z...` then an ASCII non-letter: alternative 1 fails (no character of the run is LO),
+///   with and without the optional first character, and alternative 2 takes the run;
+/// - `A-Z...` then a non-ASCII character: left to the general path.
+#[inline(always)]
+fn ascii_letters(bytes: &[u8], j: usize) -> Option<usize> {
+    let lower_from = if bytes[j].is_ascii_lowercase() {
+        j
+    } else {
+        let k = upper_run(bytes, j + 1);
+        match bytes.get(k) {
+            Some(b) if b.is_ascii_lowercase() => k,
+            Some(&b) if b >= 0x80 => return None,
+            _ => return Some(k),
+        }
+    };
+    let e = lower_run(bytes, lower_from + 1);
+    Some(if bytes.get(e).is_some_and(|&b| b >= 0x80) { run_end(bytes, e, |g| g & LO != 0) } else { e })
+}
+
 #[inline(always)]
 fn end(bytes: &[u8], i: usize) -> usize {
+    // Fast paths: ASCII letters, alone or after one ASCII character of the optional prefix.
+    let b0 = bytes[i];
+    let letters_at = if b0.is_ascii_alphabetic() {
+        Some(i)
+    } else if is_ascii_prefix(b0) && bytes.get(i + 1).is_some_and(|b| b.is_ascii_alphabetic()) {
+        Some(i + 1)
+    } else {
+        None
+    };
+    if let Some(e) = letters_at.and_then(|j| ascii_letters(bytes, j)) {
+        return with_contraction(bytes, e);
+    }
     let (c, n) = decode(bytes, i);
     let f = flags(c);
     // Fast path: an ASCII lower-case letter, or any LO character not in UP, starts a plain

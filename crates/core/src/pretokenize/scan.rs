@@ -21,6 +21,63 @@ pub fn run_end(bytes: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
     i
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `w` that is in `lo..=hi` (ASCII bounds), and no other bit.
+/// Bytewise arithmetic in one word: every byte's subtraction stays within its byte.
+#[inline(always)]
+fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+    let low7 = w & !HIGH;
+    // (low7 | 0x80) - lo keeps the high bit iff low7 >= lo; (hi | 0x80) - low7 iff low7 <= hi.
+    let ge = (low7 | HIGH) - ONES * lo as u64;
+    let le = ONES * (hi as u64 | 0x80) - low7;
+    ge & le & !w & HIGH
+}
+
+/// The end of the run from `j` of ASCII bytes that `mask` marks (as [`in_range`] does) and
+/// `one` accepts: eight bytes a step while eight are left, so a word of up to seven more
+/// letters costs one step and no loop exit that depends on its length.
+#[inline(always)]
+fn ascii_run(bytes: &[u8], mut j: usize, mask: impl Fn(u64) -> u64, one: impl Fn(u8) -> bool) -> usize {
+    while let Some(w) = bytes.get(j..j + 8) {
+        let stop = !mask(u64::from_le_bytes(w.try_into().unwrap())) & HIGH;
+        if stop != 0 {
+            return j + (stop.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while j < bytes.len() && one(bytes[j]) {
+        j += 1;
+    }
+    j
+}
+
+/// The end of the run of `a-z` from `j`.
+#[inline(always)]
+pub fn lower_run(bytes: &[u8], j: usize) -> usize {
+    ascii_run(bytes, j, |w| in_range(w, b'a', b'z'), |b| b.is_ascii_lowercase())
+}
+
+/// The end of the run of `A-Z` from `j`.
+#[inline(always)]
+pub fn upper_run(bytes: &[u8], j: usize) -> usize {
+    ascii_run(bytes, j, |w| in_range(w, b'A', b'Z'), |b| b.is_ascii_uppercase())
+}
+
+/// The end of the run of ASCII letters from `j`.
+#[inline(always)]
+pub fn alpha_run(bytes: &[u8], j: usize) -> usize {
+    ascii_run(bytes, j, |w| in_range(w, b'a', b'z') | in_range(w, b'A', b'Z'), |b| b.is_ascii_alphabetic())
+}
+
+/// An ASCII byte that `[^\r\n\p{L}\p{N}]` matches: the optional first character of the
+/// letter alternatives.
+#[inline(always)]
+pub fn is_ascii_prefix(b: u8) -> bool {
+    b < 0x80 && !b.is_ascii_alphanumeric() && b != b'\r' && b != b'\n'
+}
+
 /// `\p{N}{1,3}` after its first digit (which ends at `i`): the end of at most two more digits.
 #[inline]
 pub fn digits_end(bytes: &[u8], mut i: usize) -> usize {

@@ -96,6 +96,43 @@ fn random_texts() {
     }
 }
 
+/// Text made of ASCII words of 1-20 letters in every mix of case, joined by one palette
+/// character or ASCII punctuation: the scanners' ASCII fast paths (letter runs read eight
+/// bytes at a time, prefixes, upper-case runs meeting lower-case, digits, non-ASCII letters or
+/// the end of the text) against fancy-regex.
+#[test]
+fn ascii_words() {
+    let mut rng = Rng(0x5eed_0fa5_c1d3);
+    let fast: Vec<_> = PATTERNS.iter().map(|p| Pretokenizer::new(p).unwrap()).collect();
+    let slow: Vec<_> = PATTERNS.iter().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
+    let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
+    for _ in 0..cases / 4 {
+        let mut text = String::new();
+        for _ in 0..1 + rng.below(6) {
+            let len = 1 + rng.below(20);
+            let style = rng.below(4);
+            for k in 0..len {
+                let c = (b'a' + rng.below(26) as u8) as char;
+                let upper = match style {
+                    0 => false,
+                    1 => true,
+                    2 => k == 0,
+                    _ => rng.below(3) == 0,
+                };
+                text.push(if upper { c.to_ascii_uppercase() } else { c });
+            }
+            match rng.below(3) {
+                0 => text.push(PALETTE[rng.below(PALETTE.len())]),
+                1 => text.push(b" .,'-_/:"[rng.below(8)] as char),
+                _ => {}
+            }
+        }
+        for (f, s) in fast.iter().zip(&slow) {
+            assert_eq!(pieces(f, &text), pieces(s, &text), "pattern {} on {text:?}", f.kind());
+        }
+    }
+}
+
 #[test]
 fn long_runs_are_one_pass() {
     // Not a timing test: these would take minutes if a scanner rescanned runs quadratically.

@@ -102,6 +102,18 @@ mod tests {
         }
     }
 
+    /// The scanners' ASCII fast paths (`scan::lower_run` and friends) assume these ASCII
+    /// members of the letter classes.
+    #[test]
+    fn ascii_members_of_the_letter_classes() {
+        for b in 0u8..128 {
+            let f = flags(b as u32);
+            assert_eq!(f & LO != 0, b.is_ascii_lowercase(), "LO {b}");
+            assert_eq!(f & UP != 0, b.is_ascii_uppercase(), "UP {b}");
+            assert_eq!(f & L != 0, b.is_ascii_alphabetic(), "L {b}");
+        }
+    }
+
     #[test]
     fn contraction_letters_match_fancy_regex_on_every_code_point() {
         let text = all_scalars();

@@ -1,0 +1,138 @@
+//! A zeroed array for the short-token index, backed by 2 MiB pages where the OS gives them.
+//!
+//! Why: o200k_base's index is 4 MB of slots probed at random, once per piece. With 4 KiB pages
+//! that is 1,024 pages, far more than the CPU's first-level TLB holds, and in a virtual machine
+//! each TLB miss is a two-level page walk; measured, those walks cost more than the cache
+//! misses themselves (docs/engine.md). On Linux the array is its own anonymous mapping,
+//! aligned to 2 MiB and advised `MADV_HUGEPAGE`, so the kernel backs it with two huge pages
+//! (when transparent huge pages are `always` or `madvise`; otherwise it is ordinary memory and
+//! nothing is lost). Anonymous mappings come zeroed, so no pass fills the array.
+//! Elsewhere it is a plain zeroed `Vec`.
+
+use std::ops::{Deref, DerefMut};
+
+/// Arrays smaller than this stay on the heap: a huge page would waste most of itself.
+#[cfg(target_os = "linux")]
+const HUGE: usize = 2 << 20;
+
+/// Types whose all-zero bytes are a valid value, equal to `T::default()`.
+///
+/// # Safety
+/// Implement only for plain integers and arrays of them.
+pub unsafe trait Zeroable: Copy + Default {}
+unsafe impl Zeroable for u64 {}
+unsafe impl Zeroable for [u64; 2] {}
+unsafe impl Zeroable for [u64; 3] {}
+
+pub struct ZeroedPages<T: Zeroable> {
+    #[cfg(target_os = "linux")]
+    mapped: Option<(std::ptr::NonNull<T>, usize)>,
+    heap: Vec<T>,
+    len: usize,
+}
+
+// Safety: the mapping is owned exclusively, like a Box<[T]>.
+unsafe impl<T: Zeroable + Send> Send for ZeroedPages<T> {}
+unsafe impl<T: Zeroable + Sync> Sync for ZeroedPages<T> {}
+
+impl<T: Zeroable> ZeroedPages<T> {
+    /// `len` elements, all zero.
+    pub fn new(len: usize) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            let bytes = len * std::mem::size_of::<T>();
+            if bytes >= HUGE {
+                if let Some(p) = map_huge(bytes) {
+                    return ZeroedPages { mapped: Some((p.cast(), bytes)), heap: Vec::new(), len };
+                }
+            }
+        }
+        ZeroedPages {
+            #[cfg(target_os = "linux")]
+            mapped: None,
+            heap: vec![T::default(); len],
+            len,
+        }
+    }
+}
+
+/// An anonymous mapping of `bytes` (a multiple of nothing in particular) starting on a 2 MiB
+/// boundary, advised for huge pages. `None` if the kernel refuses; the caller falls back.
+#[cfg(target_os = "linux")]
+fn map_huge(bytes: usize) -> Option<std::ptr::NonNull<u8>> {
+    let size = bytes.div_ceil(HUGE) * HUGE;
+    // Over-allocate by one huge page, then unmap the unaligned head and the tail.
+    let total = size + HUGE;
+    // Safety: a fresh private anonymous mapping; every range unmapped below lies inside it.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            total,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        let start = p as usize;
+        let aligned = start.div_ceil(HUGE) * HUGE;
+        if aligned > start {
+            libc::munmap(p, aligned - start);
+        }
+        let end = start + total;
+        if end > aligned + size {
+            libc::munmap((aligned + size) as *mut libc::c_void, end - aligned - size);
+        }
+        // Advice only: if it fails the memory is still valid, in small pages.
+        libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
+        std::ptr::NonNull::new(aligned as *mut u8)
+    }
+}
+
+impl<T: Zeroable> Drop for ZeroedPages<T> {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some((p, bytes)) = self.mapped.take() {
+            // Safety: the mapping made in `map_huge`, of `bytes` rounded up as there.
+            unsafe {
+                libc::munmap(p.as_ptr().cast(), bytes.div_ceil(HUGE) * HUGE);
+            }
+        }
+    }
+}
+
+impl<T: Zeroable> Deref for ZeroedPages<T> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        #[cfg(target_os = "linux")]
+        if let Some((p, _)) = self.mapped {
+            // Safety: `len` elements of memory owned by self, zero-initialised by the kernel
+            // (a valid T: `Zeroable`).
+            return unsafe { std::slice::from_raw_parts(p.as_ptr(), self.len) };
+        }
+        &self.heap
+    }
+}
+
+impl<T: Zeroable> DerefMut for ZeroedPages<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [T] {
+        #[cfg(target_os = "linux")]
+        if let Some((p, _)) = self.mapped {
+            // Safety: as in `deref`, and `&mut self` makes the access exclusive.
+            return unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), self.len) };
+        }
+        &mut self.heap
+    }
+}
+
+impl<T: Zeroable> Clone for ZeroedPages<T> {
+    fn clone(&self) -> Self {
+        let mut copy = ZeroedPages::new(self.len);
+        copy.copy_from_slice(self);
+        copy
+    }
+}
