@@ -25,7 +25,7 @@ use std::sync::Mutex;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
 
-use crate::encode::score::{merge, ScoreVocab, Scratch, Symbol, NONE};
+use crate::encode::score::{merge, PairTable, ScoreVocab, Scratch, Symbol, NONE};
 use crate::error::{Error, Result};
 use crate::formats::sentencepiece::{ModelProto, PieceType};
 use crate::special::SpecialTokens;
@@ -273,12 +273,20 @@ impl ScoreTokenizer {
             None
         };
         let space = if m.escape_whitespaces { SPACE_SYMBOL } else { " " };
-        // The piece table (with its pair table) and the segment joins are independent: built
-        // side by side.
-        let (vocab, joins) = rayon::join(
-            || ScoreVocab::new(&entries),
-            || joins_of(space, entries.iter().filter(|e| e.2 && !e.0.is_empty()).map(|e| e.0)),
-        );
+        // The piece table and the segment joins are independent: built side by side (the pair
+        // table follows in the background). Symbols are whole characters (or frozen
+        // user-defined pieces), so the pair table needs only cuts between characters.
+        // (A scoped thread, not `rayon::join`: called from outside rayon's pool, a join waits
+        // for a pool worker, which may first run whatever else is queued there.)
+        let joins_now = || joins_of(space, entries.iter().filter(|e| e.2 && !e.0.is_empty()).map(|e| e.0));
+        let (vocab, joins) = std::thread::scope(|s| {
+            let helper = std::thread::Builder::new().spawn_scoped(s, joins_now);
+            let vocab = ScoreVocab::new(&entries, true, PairTable::Background);
+            // No thread (resource limits): computed here instead.
+            let joins = helper.map_or_else(|_| Ok(joins_now()), |h| h.join());
+            (vocab, joins)
+        });
+        let joins = joins.map_err(|_| Error::Vocab("the segment joins could not be computed".into()))?;
         let vocab = vocab.map_err(|e| Error::format("pieces", e.to_string()))?;
         let control = |name: &str| {
             reserved.get(name.as_bytes()).copied().filter(|&i| kinds[i as usize] == PieceType::Control)
@@ -325,18 +333,21 @@ impl ScoreTokenizer {
     /// SentencePiece-derived tables (not wanted for a table exported from a rank vocabulary).
     pub fn from_leap(tokens: &[(Vec<u8>, f32)], bos_id: Option<u32>, eos_id: Option<u32>, dummy_prefix: bool) -> Result<Self> {
         let entries: Vec<(&[u8], f32, bool)> = tokens.iter().map(|(b, s)| (b.as_slice(), *s, true)).collect();
-        let vocab = ScoreVocab::new(&entries)?;
-        // Byte fallback: <0xHH> pieces if the table has them all, else raw single bytes.
+        // Byte fallback: <0xHH> pieces if the table has them all, else raw single bytes (a
+        // repeated single byte is refused by `ScoreVocab::new` below).
         let mut hex = [NONE; 256];
         let mut raw = [NONE; 256];
         for (id, (b, _)) in tokens.iter().enumerate() {
             if let Some(byte) = byte_piece(b) {
                 hex[byte as usize] = id as u32;
             }
-            if b.len() == 1 && vocab.lookup(b) == Some(id as u32) {
+            if b.len() == 1 && raw[b[0] as usize] == NONE {
                 raw[b[0] as usize] = id as u32;
             }
         }
+        // A byte-level table's symbols start as single bytes: its pair table needs every cut.
+        let byte_level = hex.contains(&NONE) && !raw.contains(&NONE);
+        let vocab = ScoreVocab::new(&entries, !byte_level, PairTable::Background)?;
         let (bytes, raw_fallback) = if !hex.contains(&NONE) {
             (hex, false)
         } else if !raw.contains(&NONE) {
