@@ -155,7 +155,40 @@ pub struct ScoreTokenizer {
     cache: SegmentCache,
     /// Control and unknown pieces (SentencePiece) or BOS/EOS (LEAP): spellings that are plain
     /// text unless a call allows them (`encode_allowed`).
-    specials: SpecialTokens,
+    specials: LazySpecials,
+}
+
+/// The special spellings, and their matcher (two Aho-Corasick automata) built the first time a
+/// call asks for special tokens: plain `encode` never needs it, and for a model with hundreds
+/// of control pieces (Mistral v3: 750) building it was a tenth of the load.
+#[derive(Debug, Clone)]
+struct LazySpecials {
+    list: Vec<(String, u32)>,
+    built: std::sync::OnceLock<SpecialTokens>,
+}
+
+/// Spellings totalling less than this always build (the automata's states are bounded by the
+/// bytes); more are built at load, so a failure is a load error.
+const LAZY_SPECIALS_MAX_BYTES: usize = 1 << 24;
+
+impl LazySpecials {
+    fn empty() -> Self {
+        LazySpecials { list: Vec::new(), built: std::sync::OnceLock::new() }
+    }
+
+    fn new(list: Vec<(String, u32)>) -> Result<Self> {
+        let built = std::sync::OnceLock::new();
+        if list.iter().map(|t| t.0.len()).sum::<usize>() >= LAZY_SPECIALS_MAX_BYTES {
+            let _ = built.set(SpecialTokens::new(list.clone())?);
+        }
+        Ok(LazySpecials { list, built })
+    }
+
+    fn get(&self) -> &SpecialTokens {
+        self.built.get_or_init(|| {
+            SpecialTokens::new(self.list.clone()).expect("spellings under LAZY_SPECIALS_MAX_BYTES always build")
+        })
+    }
 }
 
 /// Which adjacent character pairs may be joined by a merge: ASCII pairs in a bit table, the rest
@@ -223,7 +256,7 @@ fn char_len(first: u8) -> usize {
 
 impl ScoreTokenizer {
     /// From a SentencePiece ModelProto of BPE type.
-    pub fn from_sentencepiece(m: &ModelProto) -> Result<Self> {
+    pub fn from_sentencepiece(m: &ModelProto<'_>) -> Result<Self> {
         if m.model_type != 2 {
             let name = match m.model_type { 1 => "Unigram", 3 => "word", 4 => "char", _ => "unknown" };
             return Err(Error::format("trainer_spec.model_type", format!(
@@ -246,7 +279,7 @@ impl ScoreTokenizer {
                 return Err(Error::format(format!("pieces[{id}]"), format!("piece {:?} is already defined", p.piece)));
             }
             match p.kind {
-                PieceType::UserDefined => user.push(p.piece.clone()),
+                PieceType::UserDefined => user.push(p.piece.to_owned()),
                 PieceType::Unknown if unk_id.replace(id as u32).is_some() => {
                     return Err(Error::format(format!("pieces[{id}]"), "a second unknown piece"));
                 }
@@ -312,7 +345,7 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: m.unk_surface.clone(),
             cache: SegmentCache::new(),
-            specials: SpecialTokens::new(Vec::new())?,
+            specials: LazySpecials::empty(),
         };
         t.finish(user.iter().map(|u| u.as_bytes()), Some(joins))?;
         Ok(t)
@@ -378,7 +411,7 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: String::new(),
             cache: SegmentCache::new(),
-            specials: SpecialTokens::new(Vec::new())?,
+            specials: LazySpecials::empty(),
         };
         t.finish(std::iter::empty(), None)?;
         Ok(t)
@@ -396,7 +429,7 @@ impl ScoreTokenizer {
                 specials.push((s.to_owned(), id));
             }
         }
-        self.specials = SpecialTokens::new(specials)?;
+        self.specials = LazySpecials::new(specials)?;
         let extra: Vec<&[u8]> = extra.collect();
         for p in &extra {
             self.user_first[p[0] as usize] = true;
@@ -687,7 +720,7 @@ impl ScoreTokenizer {
     /// those pieces, as a caller that splits the text there and encodes each part on its own
     /// would (each part gets its own dummy prefix, as with `sentencepiece`'s `encode` per part).
     pub fn encode_allowed(&self, text: &str, allowed: Option<&[u32]>, add_bos: bool, add_eos: bool) -> Vec<u32> {
-        if allowed.is_some_and(|a| a.is_empty()) || self.specials.is_empty() {
+        if allowed.is_some_and(|a| a.is_empty()) || self.specials.list.is_empty() {
             return self.encode(text, add_bos, add_eos);
         }
         let mut out = Vec::with_capacity(text.len() / 3 + 2);
@@ -695,7 +728,8 @@ impl ScoreTokenizer {
             out.extend(self.bos_id);
         }
         let (mut start, mut from) = (0, 0);
-        while let Some(m) = self.specials.find_from(text, from) {
+        let specials = self.specials.get();
+        while let Some(m) = specials.find_from(text, from) {
             if allowed.is_some_and(|a| a.binary_search(&m.id).is_err()) {
                 from = m.start + 1;
                 continue;
@@ -714,7 +748,12 @@ impl ScoreTokenizer {
 
     /// The spellings that are special pieces (control and unknown; LEAP: BOS/EOS).
     pub fn specials(&self) -> &SpecialTokens {
-        &self.specials
+        self.specials.get()
+    }
+
+    /// The special spellings and ids, without building their matcher.
+    pub fn special_list(&self) -> &[(String, u32)] {
+        &self.specials.list
     }
 
     pub fn encode(&self, text: &str, add_bos: bool, add_eos: bool) -> Vec<u32> {
