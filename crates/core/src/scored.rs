@@ -25,7 +25,7 @@ use std::sync::Mutex;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
 
-use crate::encode::score::{merge, ScoreVocab, Scratch, Symbol, NONE};
+use crate::encode::score::{merge, PairTable, ScoreVocab, Scratch, Symbol, NONE};
 use crate::error::{Error, Result};
 use crate::formats::sentencepiece::{ModelProto, PieceType};
 use crate::special::SpecialTokens;
@@ -155,7 +155,40 @@ pub struct ScoreTokenizer {
     cache: SegmentCache,
     /// Control and unknown pieces (SentencePiece) or BOS/EOS (LEAP): spellings that are plain
     /// text unless a call allows them (`encode_allowed`).
-    specials: SpecialTokens,
+    specials: LazySpecials,
+}
+
+/// The special spellings, and their matcher (two Aho-Corasick automata) built the first time a
+/// call asks for special tokens: plain `encode` never needs it, and for a model with hundreds
+/// of control pieces (Mistral v3: 750) building it was a tenth of the load.
+#[derive(Debug, Clone)]
+struct LazySpecials {
+    list: Vec<(String, u32)>,
+    built: std::sync::OnceLock<SpecialTokens>,
+}
+
+/// Spellings totalling less than this always build (the automata's states are bounded by the
+/// bytes); more are built at load, so a failure is a load error.
+const LAZY_SPECIALS_MAX_BYTES: usize = 1 << 24;
+
+impl LazySpecials {
+    fn empty() -> Self {
+        LazySpecials { list: Vec::new(), built: std::sync::OnceLock::new() }
+    }
+
+    fn new(list: Vec<(String, u32)>) -> Result<Self> {
+        let built = std::sync::OnceLock::new();
+        if list.iter().map(|t| t.0.len()).sum::<usize>() >= LAZY_SPECIALS_MAX_BYTES {
+            let _ = built.set(SpecialTokens::new(list.clone())?);
+        }
+        Ok(LazySpecials { list, built })
+    }
+
+    fn get(&self) -> &SpecialTokens {
+        self.built.get_or_init(|| {
+            SpecialTokens::new(self.list.clone()).expect("spellings under LAZY_SPECIALS_MAX_BYTES always build")
+        })
+    }
 }
 
 /// Which adjacent character pairs may be joined by a merge: ASCII pairs in a bit table, the rest
@@ -223,7 +256,7 @@ fn char_len(first: u8) -> usize {
 
 impl ScoreTokenizer {
     /// From a SentencePiece ModelProto of BPE type.
-    pub fn from_sentencepiece(m: &ModelProto) -> Result<Self> {
+    pub fn from_sentencepiece(m: &ModelProto<'_>) -> Result<Self> {
         if m.model_type != 2 {
             let name = match m.model_type { 1 => "Unigram", 3 => "word", 4 => "char", _ => "unknown" };
             return Err(Error::format("trainer_spec.model_type", format!(
@@ -246,7 +279,7 @@ impl ScoreTokenizer {
                 return Err(Error::format(format!("pieces[{id}]"), format!("piece {:?} is already defined", p.piece)));
             }
             match p.kind {
-                PieceType::UserDefined => user.push(p.piece.clone()),
+                PieceType::UserDefined => user.push(p.piece.to_owned()),
                 PieceType::Unknown if unk_id.replace(id as u32).is_some() => {
                     return Err(Error::format(format!("pieces[{id}]"), "a second unknown piece"));
                 }
@@ -273,12 +306,20 @@ impl ScoreTokenizer {
             None
         };
         let space = if m.escape_whitespaces { SPACE_SYMBOL } else { " " };
-        // The piece table (with its pair table) and the segment joins are independent: built
-        // side by side.
-        let (vocab, joins) = rayon::join(
-            || ScoreVocab::new(&entries),
-            || joins_of(space, entries.iter().filter(|e| e.2 && !e.0.is_empty()).map(|e| e.0)),
-        );
+        // The piece table and the segment joins are independent: built side by side (the pair
+        // table follows in the background). Symbols are whole characters (or frozen
+        // user-defined pieces), so the pair table needs only cuts between characters.
+        // (A scoped thread, not `rayon::join`: called from outside rayon's pool, a join waits
+        // for a pool worker, which may first run whatever else is queued there.)
+        let joins_now = || joins_of(space, entries.iter().filter(|e| e.2 && !e.0.is_empty()).map(|e| e.0));
+        let (vocab, joins) = std::thread::scope(|s| {
+            let helper = std::thread::Builder::new().spawn_scoped(s, joins_now);
+            let vocab = ScoreVocab::new(&entries, true, PairTable::Background);
+            // No thread (resource limits): computed here instead.
+            let joins = helper.map_or_else(|_| Ok(joins_now()), |h| h.join());
+            (vocab, joins)
+        });
+        let joins = joins.map_err(|_| Error::Vocab("the segment joins could not be computed".into()))?;
         let vocab = vocab.map_err(|e| Error::format("pieces", e.to_string()))?;
         let control = |name: &str| {
             reserved.get(name.as_bytes()).copied().filter(|&i| kinds[i as usize] == PieceType::Control)
@@ -304,7 +345,7 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: m.unk_surface.clone(),
             cache: SegmentCache::new(),
-            specials: SpecialTokens::new(Vec::new())?,
+            specials: LazySpecials::empty(),
         };
         t.finish(user.iter().map(|u| u.as_bytes()), Some(joins))?;
         Ok(t)
@@ -325,18 +366,21 @@ impl ScoreTokenizer {
     /// SentencePiece-derived tables (not wanted for a table exported from a rank vocabulary).
     pub fn from_leap(tokens: &[(Vec<u8>, f32)], bos_id: Option<u32>, eos_id: Option<u32>, dummy_prefix: bool) -> Result<Self> {
         let entries: Vec<(&[u8], f32, bool)> = tokens.iter().map(|(b, s)| (b.as_slice(), *s, true)).collect();
-        let vocab = ScoreVocab::new(&entries)?;
-        // Byte fallback: <0xHH> pieces if the table has them all, else raw single bytes.
+        // Byte fallback: <0xHH> pieces if the table has them all, else raw single bytes (a
+        // repeated single byte is refused by `ScoreVocab::new` below).
         let mut hex = [NONE; 256];
         let mut raw = [NONE; 256];
         for (id, (b, _)) in tokens.iter().enumerate() {
             if let Some(byte) = byte_piece(b) {
                 hex[byte as usize] = id as u32;
             }
-            if b.len() == 1 && vocab.lookup(b) == Some(id as u32) {
+            if b.len() == 1 && raw[b[0] as usize] == NONE {
                 raw[b[0] as usize] = id as u32;
             }
         }
+        // A byte-level table's symbols start as single bytes: its pair table needs every cut.
+        let byte_level = hex.contains(&NONE) && !raw.contains(&NONE);
+        let vocab = ScoreVocab::new(&entries, !byte_level, PairTable::Background)?;
         let (bytes, raw_fallback) = if !hex.contains(&NONE) {
             (hex, false)
         } else if !raw.contains(&NONE) {
@@ -367,7 +411,7 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: String::new(),
             cache: SegmentCache::new(),
-            specials: SpecialTokens::new(Vec::new())?,
+            specials: LazySpecials::empty(),
         };
         t.finish(std::iter::empty(), None)?;
         Ok(t)
@@ -385,7 +429,7 @@ impl ScoreTokenizer {
                 specials.push((s.to_owned(), id));
             }
         }
-        self.specials = SpecialTokens::new(specials)?;
+        self.specials = LazySpecials::new(specials)?;
         let extra: Vec<&[u8]> = extra.collect();
         for p in &extra {
             self.user_first[p[0] as usize] = true;
@@ -676,7 +720,7 @@ impl ScoreTokenizer {
     /// those pieces, as a caller that splits the text there and encodes each part on its own
     /// would (each part gets its own dummy prefix, as with `sentencepiece`'s `encode` per part).
     pub fn encode_allowed(&self, text: &str, allowed: Option<&[u32]>, add_bos: bool, add_eos: bool) -> Vec<u32> {
-        if allowed.is_some_and(|a| a.is_empty()) || self.specials.is_empty() {
+        if allowed.is_some_and(|a| a.is_empty()) || self.specials.list.is_empty() {
             return self.encode(text, add_bos, add_eos);
         }
         let mut out = Vec::with_capacity(text.len() / 3 + 2);
@@ -684,7 +728,8 @@ impl ScoreTokenizer {
             out.extend(self.bos_id);
         }
         let (mut start, mut from) = (0, 0);
-        while let Some(m) = self.specials.find_from(text, from) {
+        let specials = self.specials.get();
+        while let Some(m) = specials.find_from(text, from) {
             if allowed.is_some_and(|a| a.binary_search(&m.id).is_err()) {
                 from = m.start + 1;
                 continue;
@@ -703,7 +748,12 @@ impl ScoreTokenizer {
 
     /// The spellings that are special pieces (control and unknown; LEAP: BOS/EOS).
     pub fn specials(&self) -> &SpecialTokens {
-        &self.specials
+        self.specials.get()
+    }
+
+    /// The special spellings and ids, without building their matcher.
+    pub fn special_list(&self) -> &[(String, u32)] {
+        &self.specials.list
     }
 
     pub fn encode(&self, text: &str, add_bos: bool, add_eos: bool) -> Vec<u32> {

@@ -12,13 +12,14 @@ use crate::policy::Policy;
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct ScoreBPE {
     inner: ScoreTokenizer,
-    /// The model as read, for writing it back (SentencePiece only).
-    model: Option<sentencepiece::ModelProto>,
+    /// The `.model` file's bytes, parsed again to write the model back (SentencePiece only):
+    /// keeping the parsed model instead cost an allocation per piece at load.
+    model: Option<Vec<u8>>,
     ints: IntCache,
 }
 
 impl ScoreBPE {
-    fn wrap(inner: ScoreTokenizer, model: Option<sentencepiece::ModelProto>) -> Self {
+    fn wrap(inner: ScoreTokenizer, model: Option<Vec<u8>>) -> Self {
         let ints = IntCache::new(inner.len());
         ScoreBPE { inner, model, ints }
     }
@@ -33,7 +34,7 @@ impl ScoreBPE {
             guarded(|| {
                 let model = sentencepiece::read(data)?;
                 let inner = ScoreTokenizer::from_sentencepiece(&model)?;
-                Ok(ScoreBPE::wrap(inner, Some(model)))
+                Ok(ScoreBPE::wrap(inner, Some(data.to_vec())))
             })
         })
     }
@@ -107,7 +108,7 @@ impl ScoreBPE {
 
     /// The special pieces as (spelling, id): control and unknown pieces, or LEAP's BOS/EOS.
     fn special_tokens(&self) -> Vec<(String, u32)> {
-        self.inner.specials().tokens().to_vec()
+        self.inner.special_list().to_vec()
     }
 
     /// Decoded bytes; `lossy` applies SentencePiece's U+FFFD-per-bad-byte rule.
@@ -147,7 +148,9 @@ impl ScoreBPE {
 
     /// The model as a SentencePiece `.model` file (only for a model read from one).
     fn to_sentencepiece<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        Ok(self.model.as_ref().map(|m| PyBytes::new(py, &sentencepiece::write(m))))
+        let Some(data) = &self.model else { return Ok(None) };
+        let model = py.allow_threads(|| guarded(|| Ok(sentencepiece::read(data)?)))?;
+        Ok(Some(PyBytes::new(py, &sentencepiece::write(&model))))
     }
 
     /// The table as a LEAP file. From SentencePiece, U+2581 becomes a space in every piece, as

@@ -11,12 +11,18 @@
 //! check SentencePiece itself makes). Each merge pushes at most two pairs, so a segment of n
 //! symbols costs O(n log n) hash lookups and heap operations.
 //!
+//! A candidate pair is found by its two ids in a pair table ((left id, right id) -> piece),
+//! built after load on a background thread; until it is there (and for symbols with no id,
+//! or pairs longer than [`PAIR_MAX`] bytes) by hashing the pair's bytes. Both give the same
+//! piece, so the result never depends on when the table arrives.
+//!
 //! The caller usually cuts the text into independent segments first (see
 //! [`crate::scored`]), and a segment that is itself a piece whose own BPE yields that piece
-//! (checked once per piece at load, [`ScoreVocab::whole`]) costs one hash lookup.
+//! costs one hash lookup.
 
 use std::collections::BinaryHeap;
 use std::hash::BuildHasher;
+use std::sync::{Arc, OnceLock};
 
 use hashbrown::HashTable;
 
@@ -26,24 +32,51 @@ pub const NONE: u32 = u32::MAX;
 
 type Hasher = foldhash::fast::FixedState;
 
-/// Pieces by id with their scores, and the bytes -> id index of the mergeable ones.
+/// Pieces by id with their scores, the bytes -> id index of the mergeable ones, and the pair
+/// table. Cloning shares both (they never change after load).
 #[derive(Clone)]
 pub struct ScoreVocab {
+    t: Arc<Table>,
+    /// (left id, right id) -> id of their concatenation, for every mergeable piece of up to
+    /// [`PAIR_MAX`] bytes and every way to cut it into two mergeable pieces: a merge candidate
+    /// costs one probe of a u64 key instead of hashing and comparing bytes (see [`pair`]).
+    /// Built after load on a background thread (see [`ScoreVocab::new`]); until it is there,
+    /// candidates are found by their bytes, with the same result.
+    pairs: Arc<OnceLock<Pairs>>,
+}
+
+struct Table {
     spans: Vec<(u32, u32)>,
     blob: Vec<u8>,
     scores: Vec<f32>,
     index: HashTable<u32>,
     hasher: Hasher,
-    whole: Vec<bool>,
-    /// (left id, right id) -> id of their concatenation, for every mergeable piece and every
-    /// way to cut it into two mergeable pieces: a merge candidate costs one probe of a u64 key
-    /// instead of hashing and comparing bytes (see [`ScoreVocab::pair`]).
-    pairs: hashbrown::HashMap<u64, u32, Hasher>,
+    /// Whether every unfrozen symbol starts and ends on a UTF-8 character boundary (symbols
+    /// are characters and merges of them), so the pair table needs only cuts between
+    /// characters; false for byte-level tables, whose symbols start as single bytes.
+    char_cuts: bool,
 }
+
+type Pairs = hashbrown::HashMap<u64, u32, Hasher>;
+
+/// When [`ScoreVocab::new`] builds the pair table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairTable {
+    /// Before returning.
+    Now,
+    /// On a thread of its own, after returning (built now for small vocabularies, where that
+    /// costs less than starting a thread).
+    Background,
+    /// Never (tests of the by-bytes path).
+    Never,
+}
+
+/// Vocabularies with fewer pieces build their pair table before [`ScoreVocab::new`] returns.
+const BACKGROUND_MIN: usize = 4096;
 
 impl std::fmt::Debug for ScoreVocab {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScoreVocab").field("pieces", &self.spans.len()).finish()
+        f.debug_struct("ScoreVocab").field("pieces", &self.t.spans.len()).finish()
     }
 }
 
@@ -134,40 +167,44 @@ pub struct Scratch {
 }
 
 impl ScoreVocab {
-    /// `pieces[id] = (bytes, score, mergeable)`; an empty `bytes` is a hole.
-    pub fn new(pieces: &[(&[u8], f32, bool)]) -> Result<Self> {
+    /// `pieces[id] = (bytes, score, mergeable)`; an empty `bytes` is a hole. `char_cuts`: every
+    /// unfrozen symbol the encoder makes is whole UTF-8 characters (see [`Table::char_cuts`]).
+    /// The pieces, scores and index are built here (O(total bytes)); the pair table as `when`
+    /// says. It is the larger part of the work (every cut of every piece of up to
+    /// [`PAIR_MAX`] bytes, looked up), and encoding is exact without it, only slower: in the
+    /// background, loading a SentencePiece model returns in less than half the time.
+    pub fn new(pieces: &[(&[u8], f32, bool)], char_cuts: bool, when: PairTable) -> Result<Self> {
         let total: usize = pieces.iter().map(|p| p.0.len()).sum();
         if total > u32::MAX as usize || pieces.len() > crate::vocab::MAX_TOKEN_ID as usize {
             return Err(Error::Vocab("the vocabulary is too large".into()));
         }
-        let mut v = ScoreVocab {
+        let mut t = Table {
             spans: Vec::with_capacity(pieces.len()),
             blob: Vec::with_capacity(total),
             scores: Vec::with_capacity(pieces.len()),
             index: HashTable::with_capacity(pieces.len()),
             hasher: Hasher::default(),
-            whole: vec![false; pieces.len()],
-            pairs: Default::default(),
+            char_cuts,
         };
         for &(bytes, score, _) in pieces {
             if !score.is_finite() {
-                return Err(Error::Vocab(format!("piece {} has score {score}", v.spans.len())));
+                return Err(Error::Vocab(format!("piece {} has score {score}", t.spans.len())));
             }
-            v.spans.push((v.blob.len() as u32, bytes.len() as u32));
-            v.blob.extend_from_slice(bytes);
-            v.scores.push(score + 0.0);
+            t.spans.push((t.blob.len() as u32, bytes.len() as u32));
+            t.blob.extend_from_slice(bytes);
+            t.scores.push(score + 0.0);
         }
         for (id, &(bytes, _, mergeable)) in pieces.iter().enumerate() {
             if !mergeable || bytes.is_empty() {
                 continue;
             }
-            let hash = hash_bytes(&v.hasher, bytes);
-            let (spans, blob) = (&v.spans, &v.blob);
+            let hash = hash_bytes(&t.hasher, bytes);
+            let (spans, blob) = (&t.spans, &t.blob);
             let tok = |i: u32| {
                 let (o, l) = spans[i as usize];
                 &blob[o as usize..(o + l) as usize]
             };
-            match v.index.entry(hash, |&i| tok(i) == bytes, |&i| hash_bytes(&v.hasher, tok(i))) {
+            match t.index.entry(hash, |&i| tok(i) == bytes, |&i| hash_bytes(&t.hasher, tok(i))) {
                 hashbrown::hash_table::Entry::Occupied(e) => {
                     return Err(Error::Vocab(format!(
                         "piece {:?} appears twice, at ids {} and {id}",
@@ -180,21 +217,41 @@ impl ScoreVocab {
                 }
             }
         }
-        let mut pairs = hashbrown::HashMap::with_capacity_and_hasher(v.index.len() * 2, Hasher::default());
-        for &id in v.index.iter() {
-            let (o, l) = v.spans[id as usize];
-            if l as usize > PAIR_MAX {
-                continue; // found by its bytes instead (see `pair`): keeps loading linear
+        let v = ScoreVocab { t: Arc::new(t), pairs: Arc::new(OnceLock::new()) };
+        match when {
+            PairTable::Never => {}
+            PairTable::Background if pieces.len() >= BACKGROUND_MIN => {
+                // A thread of its own, not rayon's pool: a rayon worker waiting in a `join`
+                // (a later load, a batch) would run a queued job inline and make its caller
+                // wait for it. The thread holds the table strongly but the pair slot weakly: a
+                // tokenizer dropped before or while it runs stops it (checked every 512 pieces).
+                let (t, slot) = (Arc::clone(&v.t), Arc::downgrade(&v.pairs));
+                let job = move || {
+                    if let Some(built) = t.pair_table(|| slot.strong_count() > 0) {
+                        if let Some(slot) = slot.upgrade() {
+                            let _ = slot.set(built);
+                        }
+                    }
+                };
+                // If no thread can be started, encoding goes on without the table (exact, slower).
+                let _ = std::thread::Builder::new().name("bytepair-pairs".into()).spawn(job);
             }
-            let p = &v.blob[o as usize..(o + l) as usize];
-            for k in 1..p.len() {
-                if let (Some(a), Some(b)) = (v.lookup(&p[..k]), v.lookup(&p[k..])) {
-                    pairs.insert(pair_key(a, b), id);
-                }
+            _ => {
+                let _ = v.pairs.set(v.t.pair_table(|| true).expect("not cancelled"));
             }
         }
-        v.pairs = pairs;
         Ok(v)
+    }
+
+    /// Waits for nothing: the pair table if it has been built.
+    #[inline]
+    fn pairs(&self) -> Option<&Pairs> {
+        self.pairs.get()
+    }
+
+    /// Whether the pair table is there yet (it is built in the background, see [`new`](Self::new)).
+    pub fn has_pair_table(&self) -> bool {
+        self.pairs.get().is_some()
     }
 
     /// The mergeable piece that symbols `a` and `b` (adjacent in `text`) concatenate to.
@@ -203,28 +260,57 @@ impl ScoreVocab {
     /// no piece) falls back to looking up the bytes.
     /// Pieces longer than [`PAIR_MAX`] bytes are not in the table (a hostile 100 KB piece would
     /// cost quadratic time to cut every way at load); a pair that long is looked up by bytes.
+    /// `pairs` is [`pairs`](Self::pairs), fetched once per segment by the caller.
     #[inline]
-    fn pair(&self, text: &[u8], a: &Symbol, b: &Symbol) -> Option<u32> {
-        if a.id != NONE && b.id != NONE && (b.end - a.start) as usize <= PAIR_MAX {
-            self.pairs.get(&pair_key(a.id, b.id)).copied()
-        } else {
-            self.lookup(&text[a.start as usize..b.end as usize])
+    fn pair(&self, pairs: Option<&Pairs>, text: &[u8], a: &Symbol, b: &Symbol) -> Option<u32> {
+        match pairs {
+            Some(p) if a.id != NONE && b.id != NONE && (b.end - a.start) as usize <= PAIR_MAX => p.get(&pair_key(a.id, b.id)).copied(),
+            _ => self.lookup(&text[a.start as usize..b.end as usize]),
         }
     }
 
     #[inline]
     pub fn lookup(&self, bytes: &[u8]) -> Option<u32> {
-        self.lookup_hashed(bytes, self.hash(bytes))
+        self.t.lookup(bytes)
     }
 
     /// The hash [`lookup`](Self::lookup) uses, for callers that key other tables by it too.
     #[inline]
     pub fn hash(&self, bytes: &[u8]) -> u64 {
-        hash_bytes(&self.hasher, bytes)
+        hash_bytes(&self.t.hasher, bytes)
     }
 
     #[inline]
     pub fn lookup_hashed(&self, bytes: &[u8], hash: u64) -> Option<u32> {
+        self.t.lookup_hashed(bytes, hash)
+    }
+
+    #[inline]
+    pub fn score(&self, id: u32) -> f32 {
+        self.t.scores[id as usize]
+    }
+
+    pub fn token(&self, id: u32) -> Option<&[u8]> {
+        self.t.token(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.t.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.t.spans.is_empty()
+    }
+}
+
+impl Table {
+    #[inline]
+    fn lookup(&self, bytes: &[u8]) -> Option<u32> {
+        self.lookup_hashed(bytes, hash_bytes(&self.hasher, bytes))
+    }
+
+    #[inline]
+    fn lookup_hashed(&self, bytes: &[u8], hash: u64) -> Option<u32> {
         self.index
             .find(hash, |&i| {
                 let (o, l) = self.spans[i as usize];
@@ -234,59 +320,42 @@ impl ScoreVocab {
     }
 
     #[inline]
-    pub fn score(&self, id: u32) -> f32 {
-        self.scores[id as usize]
-    }
-
-    pub fn token(&self, id: u32) -> Option<&[u8]> {
+    fn token(&self, id: u32) -> Option<&[u8]> {
         match self.spans.get(id as usize) {
             Some(&(o, l)) if l > 0 => Some(&self.blob[o as usize..(o + l) as usize]),
             _ => None,
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
-    /// Whether a segment equal to piece `id` encodes to exactly `id`.
-    #[inline]
-    pub fn whole(&self, id: u32) -> bool {
-        self.whole[id as usize]
-    }
-
-    /// For every mergeable piece, whether BPE of its own bytes (cut into initial symbols by
-    /// `split`) gives that single piece: the whole-segment shortcut is exact only for those.
-    /// Store the result with [`set_whole`](Self::set_whole).
-    pub fn whole_flags(&self, mut split: impl FnMut(&[u8], &mut Vec<Symbol>) -> bool) -> Vec<bool> {
-        let mut scratch = Scratch::default();
-        let mut whole = vec![false; self.spans.len()];
-        let mut syms = Vec::new();
-        for id in 0..self.spans.len() as u32 {
-            let Some(bytes) = self.token(id) else { continue };
-            if self.lookup(bytes) != Some(id) {
-                continue;
+    /// The pair table: for every mergeable piece of up to [`PAIR_MAX`] bytes, every cut (between
+    /// characters when [`char_cuts`](Table::char_cuts)) whose left part is a mergeable piece and
+    /// whose right part is one too. O(total bytes of those pieces) lookups; the right part is
+    /// looked up only when the left one is a piece (about 220 K lookups for a 32 K-piece
+    /// SentencePiece model, 59 K pairs). `None` as soon as `alive()` says nobody wants it.
+    fn pair_table(&self, alive: impl Fn() -> bool) -> Option<Pairs> {
+        let mut pairs = Pairs::with_capacity_and_hasher(self.index.len() * 2, Hasher::default());
+        for (n, &id) in self.index.iter().enumerate() {
+            if n % 512 == 0 && !alive() {
+                return None;
             }
-            syms.clear();
-            if !split(bytes, &mut syms) {
-                continue;
+            let (o, l) = self.spans[id as usize];
+            if l as usize > PAIR_MAX {
+                continue; // found by its bytes instead (see `pair`): keeps this linear
             }
-            let mut result = (0usize, NONE);
-            merge(self, bytes, &mut syms, &mut scratch, |s| {
-                result.0 += 1;
-                result.1 = s.id;
-            });
-            whole[id as usize] = result == (1, id);
+            let p = &self.blob[o as usize..(o + l) as usize];
+            for k in 1..p.len() {
+                // A symbol of whole characters never ends before a continuation byte.
+                if self.char_cuts && p[k] & 0xc0 == 0x80 {
+                    continue;
+                }
+                if let Some(a) = self.lookup(&p[..k]) {
+                    if let Some(b) = self.lookup(&p[k..]) {
+                        pairs.insert(pair_key(a, b), id);
+                    }
+                }
+            }
         }
-        whole
-    }
-
-    pub fn set_whole(&mut self, whole: Vec<bool>) {
-        self.whole = whole;
+        Some(pairs)
     }
 }
 
@@ -322,6 +391,7 @@ fn merge_heap(vocab: &ScoreVocab, text: &[u8], symbols: &mut [Symbol], scratch: 
     next.clear();
     prev.clear();
     heap.clear();
+    let pairs = vocab.pairs();
     next.extend((1..=n as u32).map(|i| if i as usize == n { NONE } else { i }));
     prev.extend((0..n as u32).map(|i| if i == 0 { NONE } else { i - 1 }));
 
@@ -333,7 +403,7 @@ fn merge_heap(vocab: &ScoreVocab, text: &[u8], symbols: &mut [Symbol], scratch: 
         if a.frozen || b.frozen {
             return;
         }
-        if let Some(id) = vocab.pair(text, a, b) {
+        if let Some(id) = vocab.pair(pairs, text, a, b) {
             heap.push((key(vocab.score(id)), std::cmp::Reverse(l), b.end - a.start, id));
         }
     };
@@ -373,11 +443,12 @@ const SMALL: usize = 32;
 /// are exactly the current adjacent pairs), without the heap: O(n^2) steps, each trivial, which
 /// beats O(n log n) heap operations for short segments.
 fn merge_small(vocab: &ScoreVocab, text: &[u8], symbols: &mut [Symbol], best: &mut Vec<(u32, u32)>, mut emit: impl FnMut(&Symbol)) {
+    let pairs = vocab.pairs();
     let candidate = |a: &Symbol, b: &Symbol| -> (u32, u32) {
         if a.frozen || b.frozen {
             return (0, NONE);
         }
-        match vocab.pair(text, a, b) {
+        match vocab.pair(pairs, text, a, b) {
             // `key` is never 0 for a finite score, so 0 can mean "no piece".
             Some(id) => (key(vocab.score(id)), id),
             None => (0, NONE),
@@ -440,13 +511,13 @@ mod tests {
             (b"a", 0.0, true), (b"b", 0.0, true), (b"c", 0.0, true),
             (b"ab", -2.0, true), (b"bc", -1.0, true), (b"abc", -3.0, true),
         ];
-        let v = ScoreVocab::new(&pieces).unwrap();
+        let v = ScoreVocab::new(&pieces, false, PairTable::Now).unwrap();
         // bc scores higher than ab; then a+bc = abc.
         assert_eq!(run(&v, b"abc"), vec![5]);
         assert_eq!(run(&v, b"ab"), vec![3]);
         // Tie: "aa" pieces equal score, leftmost first.
         let pieces: Vec<(&[u8], f32, bool)> = vec![(b"a", 0.0, true), (b"aa", -1.0, true)];
-        let v = ScoreVocab::new(&pieces).unwrap();
+        let v = ScoreVocab::new(&pieces, false, PairTable::Now).unwrap();
         assert_eq!(run(&v, b"aaa"), vec![1, 0]);
         assert_eq!(run(&v, b"aaaa"), vec![1, 1]);
     }
@@ -460,7 +531,10 @@ mod tests {
             (b"ab", -1.0, true), (b"bc", -1.0, true), (b"ca", -2.0, true), (b"aa", -2.0, true),
             (b"abc", -1.5, true), (b"aab", -3.0, true), (b"bca", -0.5, true), (b"cab", -1.0, false),
         ];
-        let v = ScoreVocab::new(&pieces).unwrap();
+        let with = ScoreVocab::new(&pieces, false, PairTable::Now).unwrap();
+        let without = ScoreVocab::new(&pieces, false, PairTable::Never).unwrap();
+        assert!(with.has_pair_table() && !without.has_pair_table());
+        let v = &with;
         let naive = |text: &[u8]| -> Vec<u32> {
             let mut spans: Vec<(usize, usize)> = (0..text.len()).map(|i| (i, i + 1)).collect();
             loop {
@@ -485,15 +559,15 @@ mod tests {
                     .map(|i| b"abc"[((seed.wrapping_mul(2654435761) ^ (i * 40503)) >> 3) as usize % 3])
                     .collect();
                 let want = naive(&text);
-                for heap in [false, true] {
-                    let mut syms = chars(&text, &v);
+                for (heap, v) in [(false, &with), (true, &with), (false, &without), (true, &without)] {
+                    let mut syms = chars(&text, v);
                     let mut got = vec![];
                     if heap && syms.len() > 1 {
-                        merge_heap(&v, &text, &mut syms, &mut scratch, |s| got.push(s.id));
+                        merge_heap(v, &text, &mut syms, &mut scratch, |s| got.push(s.id));
                     } else if syms.len() > 1 {
-                        merge_small(&v, &text, &mut syms, &mut scratch.best, |s| got.push(s.id));
+                        merge_small(v, &text, &mut syms, &mut scratch.best, |s| got.push(s.id));
                     } else {
-                        merge(&v, &text, &mut syms, &mut scratch, |s| got.push(s.id));
+                        merge(v, &text, &mut syms, &mut scratch, |s| got.push(s.id));
                     }
                     assert_eq!(got, want, "{} heap={heap}", String::from_utf8_lossy(&text));
                 }
@@ -507,12 +581,50 @@ mod tests {
         // longest, whose last merge (two halves of PAIR_MAX) is past the pair table.
         let runs: Vec<Vec<u8>> = (0..).map(|k| vec![b'a'; 1 << k]).take_while(|r| r.len() <= 2 * PAIR_MAX).collect();
         let pieces: Vec<(&[u8], f32, bool)> = runs.iter().enumerate().map(|(k, r)| (&r[..], -(k as f32), true)).collect();
-        let v = ScoreVocab::new(&pieces).unwrap();
+        let v = ScoreVocab::new(&pieces, false, PairTable::Now).unwrap();
         let text = vec![b'a'; 2 * PAIR_MAX];
         let mut syms = chars(&text, &v);
         let mut got = vec![];
         merge(&v, &text, &mut syms, &mut Scratch::default(), |s| got.push(s.id));
         assert_eq!(got, vec![runs.len() as u32 - 1]);
+    }
+
+    /// A vocabulary large enough to build its pair table in the background encodes the same
+    /// before and after the table arrives, and the same as one with no table; with character
+    /// cuts the table holds no pair that ends inside a character.
+    #[test]
+    fn background_pair_table_changes_nothing() {
+        // Every 1-, 2- and 3-letter string over a 17-letter alphabet (5219 pieces), and "é"
+        // and "éa", shorter pieces scoring higher.
+        let letters = b"abcdefghijklmnopq";
+        let mut owned: Vec<Vec<u8>> = vec!["\u{e9}".into(), "\u{e9}a".into()];
+        for n in 1..=3u32 {
+            for k in 0..letters.len().pow(n) {
+                owned.push((0..n).map(|i| letters[k / letters.len().pow(i) % letters.len()]).collect());
+            }
+        }
+        let pieces: Vec<(&[u8], f32, bool)> = owned.iter().enumerate().map(|(i, p)| (&p[..], -(i as f32), true)).collect();
+        assert!(pieces.len() >= BACKGROUND_MIN);
+        let reference = ScoreVocab::new(&pieces, true, PairTable::Never).unwrap();
+        let v = ScoreVocab::new(&pieces, true, PairTable::Background).unwrap();
+        let texts: Vec<Vec<u8>> = (0..200u64)
+            .map(|seed| (0..(seed % 37) as usize).map(|i| letters[((seed * 2654435761) >> (i % 13)) as usize % 17]).collect())
+            .collect();
+        let run_all = |v: &ScoreVocab| texts.iter().map(|t| run(v, t)).collect::<Vec<_>>();
+        let want = run_all(&reference);
+        assert_eq!(run_all(&v), want); // whether or not the table is there yet
+        let t0 = std::time::Instant::now();
+        while !v.has_pair_table() {
+            assert!(t0.elapsed().as_secs() < 60, "the pair table never arrived");
+            std::thread::yield_now();
+        }
+        assert_eq!(run_all(&v), want);
+        let pairs = v.pairs().unwrap();
+        assert!(!pairs.is_empty());
+        // "é" + "a" would cut inside no character, but a cut inside "é" must be absent.
+        let (e, ea) = (v.lookup("\u{e9}".as_bytes()).unwrap(), v.lookup("\u{e9}a".as_bytes()).unwrap());
+        assert_eq!(pairs.get(&pair_key(e, v.lookup(b"a").unwrap())), Some(&ea));
+        assert_eq!(pairs.len(), 17 * 17 + 2 * 17 * 17 * 17 + 1);
     }
 
     #[test]
@@ -532,8 +644,8 @@ mod tests {
     #[test]
     fn refuses_nan_and_duplicates() {
         let p: Vec<(&[u8], f32, bool)> = vec![(b"a", f32::NAN, true)];
-        assert!(ScoreVocab::new(&p).is_err());
+        assert!(ScoreVocab::new(&p, false, PairTable::Now).is_err());
         let p: Vec<(&[u8], f32, bool)> = vec![(b"a", 0.0, true), (b"a", 0.0, true)];
-        assert!(ScoreVocab::new(&p).unwrap_err().to_string().contains("twice"));
+        assert!(ScoreVocab::new(&p, false, PairTable::Now).unwrap_err().to_string().contains("twice"));
     }
 }

@@ -30,11 +30,20 @@ impl<'a> Reader<'a> {
         Reader { data, pos: 0, base, what }
     }
 
+    #[cold]
     fn err(&self, at: usize, message: impl Into<String>) -> Error {
         Error::format(format!("byte {} ({})", self.base + at, self.what), message)
     }
 
+    #[inline]
     fn varint(&mut self) -> Result<u64> {
+        // One byte (tags, short lengths, piece types): nearly every varint of a model.
+        if let Some(&b) = self.data.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u64);
+            }
+        }
         let start = self.pos;
         let mut value = 0u64;
         for shift in (0..70).step_by(7) {
@@ -54,6 +63,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next (field number, value, offset of the tag), or `None` at the end of the message.
+    #[inline]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>, usize)>> {
         if self.pos >= self.data.len() {
             return Ok(None);
@@ -89,6 +99,7 @@ impl<'a> Reader<'a> {
         Ok(Some((field as u32, value, self.base + at)))
     }
 
+    #[inline]
     fn take(&mut self, n: usize, at: usize) -> Result<&'a [u8]> {
         if self.data.len() - self.pos < n {
             return Err(self.err(at, format!("a {n}-byte value runs past the end of the message")));
