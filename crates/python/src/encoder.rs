@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::errors::guarded;
-use crate::ids::IntCache;
+use crate::ids::{with_ids, IntCache};
 
 fn filter(all: bool, ids: Vec<u32>) -> SpecialFilter {
     if all {
@@ -108,8 +108,10 @@ impl CoreBPE {
     }
 
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-        let ids = py.allow_threads(|| guarded(|| self.inner.encode_ordinary(text)))?;
-        self.ints.list(py, &ids)
+        with_ids(text.len() / 4 + 1, |ids| {
+            py.allow_threads(|| guarded(|| self.inner.encode_ordinary_into(text, ids)))?;
+            self.ints.list(py, ids)
+        })
     }
 
     /// `encode_ordinary` of one long text on up to `num_threads` threads: the text is cut at
@@ -158,8 +160,10 @@ impl CoreBPE {
         allowed_ids: Vec<u32>,
     ) -> PyResult<Bound<'py, PyList>> {
         let allowed = filter(allowed_all, allowed_ids);
-        let ids = py.allow_threads(|| guarded(|| self.inner.encode(text, &allowed)))?;
-        self.ints.list(py, &ids)
+        with_ids(text.len() / 4 + 1, |ids| {
+            py.allow_threads(|| guarded(|| self.inner.encode_into(text, &allowed, ids)))?;
+            self.ints.list(py, ids)
+        })
     }
 
     /// The ids as native-endian u32 in a bytearray (one copy; numpy wraps it without another).
@@ -171,12 +175,14 @@ impl CoreBPE {
         allowed_ids: Vec<u32>,
     ) -> PyResult<Bound<'py, PyByteArray>> {
         let allowed = filter(allowed_all, allowed_ids);
-        let ids = py.allow_threads(|| guarded(|| self.inner.encode(text, &allowed)))?;
-        PyByteArray::new_with(py, ids.len() * 4, |buf| {
-            for (chunk, id) in buf.chunks_exact_mut(4).zip(&ids) {
-                chunk.copy_from_slice(&id.to_ne_bytes());
-            }
-            Ok(())
+        with_ids(text.len() / 4 + 1, |ids| {
+            py.allow_threads(|| guarded(|| self.inner.encode_into(text, &allowed, ids)))?;
+            PyByteArray::new_with(py, ids.len() * 4, |buf| {
+                for (chunk, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
+                    chunk.copy_from_slice(&id.to_ne_bytes());
+                }
+                Ok(())
+            })
         })
     }
 
