@@ -17,8 +17,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-/// Most ids whose vector a thread keeps between calls (16 MB).
-const KEPT_IDS: usize = 1 << 22;
+/// Most ids whose vector a thread keeps between calls: 4 MB, about 4 MB of English text's ids.
+/// A larger output's vector is freed, so what an idle thread holds stays small.
+const KEPT_IDS: usize = 1 << 20;
 
 thread_local! {
     static IDS: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
