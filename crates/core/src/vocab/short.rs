@@ -2,9 +2,10 @@
 //! engine and of whole pieces lands.
 //!
 //! A token of up to 7 bytes packs into one `u64` (its bytes little-endian, its length in the top
-//! byte), so a lookup is a multiply, one probe into an open-addressed table of `(key, rank)`
-//! and an integer compare: one cache miss, no pointer to chase and no `memcmp`, where the
-//! general index needs three (slot, span table, blob).
+//! byte), so a lookup is a multiply, one probe into an open-addressed table and an integer
+//! compare: one cache miss, no pointer to chase and no `memcmp`, where the general index needs
+//! three (slot, span table, blob). The slots are 8 bytes for the built-in tables (the key is
+//! stored as its quotient, see [`ShortIndex`]): half the cache footprint of `(key, rank)` pairs.
 
 use super::pages::ZeroedPages;
 
@@ -17,15 +18,33 @@ const EMPTY: u64 = 0; // no key is 0: the length byte of a real key is at least 
 /// ([`ZeroedPages`]: no pass fills it).
 type Slot = [u64; 2];
 
+/// Bits of a narrow slot holding its distance from its home slot plus one (0 = empty).
+const DIST_BITS: u32 = 5;
+/// Farthest a narrow slot may sit from its home; a table that needs more is built wide.
+const MAX_DIST: u64 = (1 << DIST_BITS) - 2;
+
+/// Two layouts, chosen at build time, over a table of 2^b slots:
+/// - *narrow* (o200k_base, cl100k_base, and any table whose ranks fit in b bits and whose keys
+///   all sit within [`MAX_DIST`] slots of home): one `u64` per slot, from the top: the
+///   quotient (59 - b bits), the distance from home plus one (5 bits), the rank (b bits). A key
+///   has 59 bits (56 of bytes, 3 of length); shifted up by 5 and multiplied by an odd number
+///   it is a bijection of the top 59 bits of a word, whose top b bits are the home slot and the
+///   rest the quotient, so home and quotient together are the key, and a slot matches when its
+///   quotient and distance are the ones wanted: one XOR and one compare. Half the footprint
+///   of the wide slots (o200k_base 2 MB, cl100k_base 1 MB).
+/// - *wide*: `(key, rank)` in 16 bytes, for tables outside those limits.
 #[derive(Clone)]
 pub struct ShortIndex {
-    slots: ZeroedPages<Slot>,
-    shift: u32,
+    narrow: ZeroedPages<u64>,
+    wide: ZeroedPages<Slot>,
+    is_narrow: bool,
+    /// b: the table has 2^b slots.
+    bits: u32,
 }
 
 impl std::fmt::Debug for ShortIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ShortIndex({} slots)", self.slots.len())
+        write!(f, "ShortIndex(2^{} slots, narrow {})", self.bits, self.is_narrow)
     }
 }
 
@@ -58,62 +77,84 @@ pub fn pack_word(w: u64, n: usize) -> u64 {
 }
 
 impl ShortIndex {
-    /// An empty index sized for `n` keys.
+    fn slots_for(n: usize) -> usize {
+        // Load factor at most 3/5 (o200k_base: 0.50; cl100k_base: 0.54): probe runs stay
+        // short, and half the table of a load of at most 1/2 means half the cache footprint
+        // and half the page faults at start-up. Measured side by side, encoding was no slower
+        // (docs/engine.md).
+        (n * 5 / 3 + 1).next_power_of_two().max(16)
+    }
+
+    /// An empty wide index sized for `n` keys (filled with [`insert`](Self::insert)).
     pub fn with_capacity(n: usize) -> ShortIndex {
-        // Load factor at most 3/5 (o200k_base: 0.50, 4 MB; cl100k_base: 0.54, 2 MB): probe
-        // runs stay short (linear probing, four slots to a cache line), and half the table of
-        // a load of at most 1/2 means half the cache footprint and half the page faults at
-        // start-up. Measured side by side, encoding was no slower (docs/engine.md).
-        let size = (n * 5 / 3 + 1).next_power_of_two().max(16);
-        let slots = ZeroedPages::new(size);
-        ShortIndex { slots, shift: 64 - size.trailing_zeros() }
+        let size = Self::slots_for(n);
+        ShortIndex {
+            narrow: ZeroedPages::new(0),
+            wide: ZeroedPages::new(size),
+            is_narrow: false,
+            bits: size.trailing_zeros(),
+        }
     }
 
     /// The index of `ranks`, whose keys `key_of` gives, or the ranks `(earlier, later)` of a
     /// key given twice.
     ///
     /// The keys are inserted in order of their home slot, not in the order given: consecutive
-    /// inserts then land in neighbouring slots, so a cold table (o200k_base's is 4 MB) fills
-    /// front to back with a page fault and a few cache misses per page, instead of a cache
-    /// and TLB miss for nearly every key. A stable counting sort of `(key, rank)` on the top
-    /// bits of the home does the ordering in linear passes; the table that results
-    /// answers every lookup as one filled in any other order would.
+    /// inserts then land in neighbouring slots, so a cold table fills front to back with a
+    /// page fault and a few cache misses per page, instead of a cache and TLB miss for nearly
+    /// every key. A stable counting sort of `(key, rank)` on the top bits of the home does the
+    /// ordering in linear passes; the table that results answers every lookup as one filled in
+    /// any other order would. Narrow when quotient, rank and distance fit in a slot and no key
+    /// sits more than [`MAX_DIST`] slots from home; wide otherwise.
     pub fn from_ranks<I, K>(n: usize, ranks: I, key_of: K) -> Result<ShortIndex, (u32, u32)>
     where
         I: Iterator<Item = u32> + Clone,
         K: Fn(u32) -> u64,
     {
-        let mut idx = ShortIndex::with_capacity(n);
-        let table_bits = 64 - idx.shift;
+        let size = Self::slots_for(n);
+        let table_bits = size.trailing_zeros();
         let bucket_bits = table_bits.min(12);
-        let shift = idx.shift;
-        let bucket = |rank: u32| Self::home(key_of(rank), shift) >> (table_bits - bucket_bits);
+        let bucket = |key: u64| Self::home(key, table_bits) >> (table_bits - bucket_bits);
         let mut starts = vec![0usize; (1 << bucket_bits) + 1];
-        let mut total = 0;
+        let (mut total, mut max_rank) = (0, 0u32);
         for rank in ranks.clone() {
-            starts[bucket(rank) + 1] += 1;
+            starts[bucket(key_of(rank)) + 1] += 1;
             total += 1;
+            max_rank = max_rank.max(rank);
         }
         for b in 1..starts.len() {
             starts[b] += starts[b - 1];
-        }
-        // The zeroed table's pages are not mapped yet, and an insert reads its slot before
-        // writing it: the read would map the shared zero page and the write then fault the
-        // page a second time. Writing one slot per page first faults each page once.
-        // black_box hides that the memory is already zero, so the writes are not dropped.
-        let slots = std::hint::black_box(&mut idx.slots[..]);
-        for s in slots.iter_mut().step_by(4096 / std::mem::size_of::<Slot>()) {
-            *s = [EMPTY, 0];
         }
         // The keys go with the ranks: computing them again in bucket order would read the
         // token bytes at random.
         let mut ordered = vec![(0u64, 0u32); total];
         for rank in ranks {
             let key = key_of(rank);
-            let at = &mut starts[Self::home(key, shift) >> (table_bits - bucket_bits)];
+            let at = &mut starts[bucket(key)];
             ordered[*at] = (key, rank);
             *at += 1;
         }
+        if (max_rank as u64) < 1 << table_bits {
+            let mut idx =
+                ShortIndex { narrow: ZeroedPages::new(size), wide: ZeroedPages::new(0), is_narrow: true, bits: table_bits };
+            touch_pages(&mut idx.narrow[..]);
+            let mut fits = true;
+            for &(key, rank) in &ordered {
+                match idx.insert_narrow(key, rank) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        fits = false;
+                        break;
+                    }
+                    Err(prev) => return Err((prev, rank)),
+                }
+            }
+            if fits {
+                return Ok(idx);
+            }
+        }
+        let mut idx = ShortIndex::with_capacity(n);
+        touch_pages(&mut idx.wide[..]);
         for (key, rank) in ordered {
             // Equal keys share a bucket and keep their given order, so `prev` came first.
             idx.insert(key, rank).map_err(|prev| (prev, rank))?;
@@ -121,13 +162,42 @@ impl ShortIndex {
         Ok(idx)
     }
 
-    /// Adds a key; a key already present keeps its rank, which is returned as the error.
-    /// At most the capacity given to [`with_capacity`](Self::with_capacity) keys fit.
+    /// Narrow insert: `Ok(false)` when the key would sit too far from home.
+    fn insert_narrow(&mut self, key: u64, rank: u32) -> Result<bool, u32> {
+        let (mut i, mut want, step) = self.narrow_start(key);
+        let mask = self.narrow.len() - 1;
+        for _ in 0..=MAX_DIST {
+            let s = &mut self.narrow[i];
+            if *s == 0 {
+                *s = want | rank as u64;
+                return Ok(true);
+            }
+            if *s ^ want < step {
+                return Err((*s & (step - 1)) as u32);
+            }
+            want += step;
+            i = (i + 1) & mask;
+        }
+        Ok(false)
+    }
+
+    /// Home slot, the slot value wanted there with the rank bits zero, and the increment of
+    /// that value per slot further from home.
+    #[inline(always)]
+    fn narrow_start(&self, key: u64) -> (usize, u64, u64) {
+        let h = Self::hash(key);
+        let step = 1u64 << self.bits;
+        (Self::home(key, self.bits), (h << self.bits) + step, step)
+    }
+
+    /// Adds a key to a wide index; a key already present keeps its rank, which is returned as
+    /// the error. At most the capacity given to [`with_capacity`](Self::with_capacity) keys fit.
     pub fn insert(&mut self, key: u64, rank: u32) -> Result<(), u32> {
-        let mask = self.slots.len() - 1;
-        let mut i = Self::home(key, self.shift);
+        assert!(!self.is_narrow, "insert is for wide indexes");
+        let mask = self.wide.len() - 1;
+        let mut i = Self::home(key, self.bits);
         loop {
-            let s = &mut self.slots[i];
+            let s = &mut self.wide[i];
             if s[0] == EMPTY {
                 *s = [key, rank as u64];
                 return Ok(());
@@ -139,18 +209,43 @@ impl ShortIndex {
         }
     }
 
+    /// A bijection of the 59-bit keys onto the top 59 bits of a word (the low 5 are zero):
+    /// multiplying by an odd number mixes every key bit into the top bits, which pick the home
+    /// slot (Fibonacci hashing).
     #[inline(always)]
-    fn home(key: u64, shift: u32) -> usize {
-        // Fibonacci hashing: the multiply mixes every key byte into the top bits we keep.
-        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
+    fn hash(key: u64) -> u64 {
+        (key << DIST_BITS).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    #[inline(always)]
+    fn home(key: u64, bits: u32) -> usize {
+        (Self::hash(key) >> (64 - bits)) as usize
     }
 
     #[inline(always)]
     pub fn get(&self, key: u64) -> Option<u32> {
-        let mask = self.slots.len() - 1;
-        let mut i = Self::home(key, self.shift);
+        if self.is_narrow {
+            let (mut i, mut want, step) = self.narrow_start(key);
+            let mask = self.narrow.len() - 1;
+            // No key sits more than MAX_DIST slots from home, so the walk is bounded (and
+            // `want` never carries into the quotient).
+            for _ in 0..=MAX_DIST {
+                let s = self.narrow[i];
+                if s ^ want < step {
+                    return Some((s & (step - 1)) as u32);
+                }
+                if s == 0 {
+                    return None;
+                }
+                want += step;
+                i = (i + 1) & mask;
+            }
+            return None;
+        }
+        let mask = self.wide.len() - 1;
+        let mut i = Self::home(key, self.bits);
         loop {
-            let [k, rank] = self.slots[i];
+            let [k, rank] = self.wide[i];
             if k == key {
                 return Some(rank as u32);
             }
@@ -159,6 +254,17 @@ impl ShortIndex {
             }
             i = (i + 1) & mask;
         }
+    }
+}
+
+/// The zeroed table's pages are not mapped yet, and an insert reads its slot before writing
+/// it: the read would map the shared zero page and the write then fault the page a second
+/// time. Writing one slot per page first faults each page once. black_box hides that the
+/// memory is already zero, so the writes are not dropped.
+fn touch_pages<T: Copy + Default>(slots: &mut [T]) {
+    let slots = std::hint::black_box(slots);
+    for s in slots.iter_mut().step_by(4096 / std::mem::size_of::<T>()) {
+        *s = T::default();
     }
 }
 
@@ -212,5 +318,25 @@ mod tests {
         // Rank toks.len() + 7 has the key of rank 7.
         let twice = (0..toks.len() as u32).chain([toks.len() as u32 + 7]);
         assert_eq!(ShortIndex::from_ranks(toks.len() + 1, twice, key_of).unwrap_err(), (7, toks.len() as u32 + 7));
+        assert!(built.is_narrow);
+
+        // Ranks too wide for a narrow slot: the same answers from the wide layout.
+        let big = 1u32 << 31;
+        let key_big = |r: u32| pack(&toks[(r - big) as usize]);
+        let wide = ShortIndex::from_ranks(toks.len(), big..big + toks.len() as u32, key_big).unwrap();
+        assert!(!wide.is_narrow);
+        for (r, t) in toks.iter().enumerate() {
+            assert_eq!(wide.get(pack(t)), Some(big + r as u32));
+        }
+        assert_eq!(wide.get(pack(b"zz")), None);
+        let twice = (big..big + toks.len() as u32).chain([big + 7]);
+        assert_eq!(ShortIndex::from_ranks(toks.len() + 1, twice, key_big).unwrap_err(), (big + 7, big + 7));
+        // Every key absent from the narrow table, including ones sharing homes with present keys.
+        for a in 0..=255u8 {
+            for b in [b'!', b'~', 0xc3] {
+                let k = pack(&[a, b, b'#', b'@']);
+                assert_eq!(built.get(k), None);
+            }
+        }
     }
 }
