@@ -333,6 +333,55 @@ def linearity(repeat: int, only: list[str] = ()) -> str:
     return "\n".join(lines)
 
 
+def batches(corpus_dir: Path | None, vocab: Path, repeat: int) -> str:
+    """encode_ordinary_batch / encode_batch on 1 and 2 threads (the documents of mix.jsonl,
+    four times over), tiktoken's batch beside it; then one long text split for threads."""
+    import json
+
+    import bytepair
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    mix = corpus_dir / "mix.jsonl" if corpus_dir else None
+    if not mix or not mix.is_file():
+        return "(batches: no mix.jsonl in the corpus directory)"
+    with open(mix, encoding="utf-8") as f:
+        docs = [json.loads(line)["text"] for line in f] * 4
+    mb = sum(len(d.encode()) for d in docs) / 1e6
+    lines = [f"### Batches: {len(docs)} documents ({mb:.1f} MB, mix.jsonl x4); MB/s, best of {repeat}", "",
+             "| encoding | call | tiktoken 1 thread | tiktoken 2 threads | bytepair 1 thread | bytepair 2 threads "
+             "| bytepair 2 threads / 1 thread |", "|---|---|---|---|---|---|---|"]
+    for name in ENCODINGS:
+        ours = bytepair.get_encoding(name)
+        ref = tiktoken.Encoding(name, pat_str=patterns()[name], special_tokens=SPECIALS[name],
+                                mergeable_ranks=load_tiktoken_bpe(str(vocab / f"{name}.tiktoken")))
+        for call in ("encode_ordinary_batch", "encode_batch"):
+            want = getattr(ref, call)(docs, num_threads=1)
+            cells = []
+            for lib in (ref, ours):
+                for threads in (1, 2):
+                    f = getattr(lib, call)
+                    if f(docs, num_threads=threads) != want:
+                        raise SystemExit(f"{name} {call}: ids differ from tiktoken's")
+                    cells.append(min(run(lambda t: f(t, num_threads=threads), docs) for _ in range(repeat)))
+            mbs = [mb / t for t in cells]
+            lines.append(f"| {name} | {call} | " + " | ".join(f"{x:.1f}" for x in mbs)
+                         + f" | {cells[2] / cells[3]:.2f}x |")
+    text = (corpus_dir / "en.txt").read_text(encoding="utf-8") if (corpus_dir / "en.txt").is_file() else ""
+    if text:
+        lines += ["", "One long text (en.txt) split at safe points, `encode_ordinary_parallel` against "
+                  "`encode_ordinary`:", "", "| encoding | 1 thread MB/s | 2 threads MB/s | ratio |", "|---|---|---|---|"]
+        n = len(text.encode()) / 1e6
+        for name in ENCODINGS:
+            enc = bytepair.get_encoding(name)
+            if enc.encode_ordinary_parallel(text, num_threads=2) != enc.encode_ordinary(text):
+                raise SystemExit(f"{name}: encode_ordinary_parallel differs from encode_ordinary")
+            t1 = min(run(enc.encode_ordinary, text) for _ in range(repeat))
+            t2 = min(run(lambda t: enc.encode_ordinary_parallel(t, num_threads=2), text) for _ in range(repeat))
+            lines.append(f"| {name} | {n / t1:.1f} | {n / t2:.1f} | {t1 / t2:.2f}x |")
+    return "\n".join(lines)
+
+
 STARTUP = r"""
 import os, sys, time
 def rss():
@@ -406,6 +455,8 @@ def main() -> None:
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--startup-only", action="store_true", help="only the start-up table (no corpora needed)")
     ap.add_argument("--no-linearity", action="store_true")
+    ap.add_argument("--no-batch", action="store_true")
+    ap.add_argument("--batch-only", action="store_true", help="only the batch table (needs the corpora)")
     ap.add_argument("--quick", action="store_true", help="1 MB of each corpus, n=10^5, 3 repeats")
     a = ap.parse_args()
     if a.quick:
@@ -415,6 +466,11 @@ def main() -> None:
     if a.startup_only:
         print(f"`{' '.join([Path(sys.executable).name] + sys.argv)}`\n")
         print(startup(a.vocab_dir, a.repeat))
+        return
+
+    if a.batch_only:
+        print(f"`{' '.join([Path(sys.executable).name] + sys.argv)}`\n")
+        print(batches(a.corpus_dir, a.vocab_dir, a.repeat))
         return
 
     print(f"# bytepair encode benchmark\n\n`{' '.join([Path(sys.executable).name] + sys.argv)}`\n")
@@ -442,6 +498,8 @@ def main() -> None:
         print("Notes:\n" + "\n".join(f"- {n}" for n in dict.fromkeys(notes)) + "\n")
     if not a.no_linearity:
         print(linearity(max(3, a.repeat), only) + "\n", flush=True)
+    if not a.no_batch:
+        print(batches(a.corpus_dir, a.vocab_dir, a.repeat) + "\n", flush=True)
     if not a.no_startup:
         print(startup(a.vocab_dir, 5))
 

@@ -64,27 +64,32 @@ where
         return PyList::new(py, lists);
     }
     let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, PyResult<Vec<u32>>)>();
+    // Texts go out in chunks of CHUNK and come back a chunk per message: one channel send, one
+    // wake-up of this thread and one GIL round trip per chunk rather than per text.
+    const CHUNK: usize = 16;
+    let chunks = texts.len().div_ceil(CHUNK);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<PyResult<Vec<u32>>>)>();
     let mut first_err = None;
     std::thread::scope(|scope| {
         let one = &one;
         scope.spawn(move || {
             with_threads(num_threads, || {
-                texts.par_iter().enumerate().for_each_with(tx, |tx, (i, t)| {
-                    // The receiver only goes away after every result arrived.
-                    let _ = tx.send((i, one(t)));
+                texts.par_chunks(CHUNK).enumerate().for_each_with(tx, |tx, (c, ts)| {
+                    let _ = tx.send((c, ts.iter().map(|t| one(t)).collect()));
                 })
             })
         });
         let mut rx = rx;
-        for _ in 0..texts.len() {
+        for _ in 0..chunks {
             let (got, back) = py.allow_threads(move || (rx.recv(), rx));
             rx = back;
-            let Ok((i, res)) = got else { break };
-            match res.and_then(|ids| ints.list(py, &ids)) {
-                Ok(list) => lists[i] = Some(list),
-                Err(e) => {
-                    first_err.get_or_insert(e);
+            let Ok((c, results)) = got else { break };
+            for (k, res) in results.into_iter().enumerate() {
+                match res.and_then(|ids| ints.list(py, &ids)) {
+                    Ok(list) => lists[c * CHUNK + k] = Some(list),
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
                 }
             }
         }
