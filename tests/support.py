@@ -6,6 +6,7 @@ folder on sys.path.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -26,3 +27,10 @@ def require(condition: bool, what: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{what} is missing in CI (.ci/run should have provided it)")
     pytest.skip(f"{what} is missing")
+
+
+def mistral_model(name: str) -> Path:
+    """A SentencePiece model that mistral-common ships (``tokenizer.model.v1``, ...)."""
+    spec = importlib.util.find_spec("mistral_common")
+    require(spec is not None and bool(spec.submodule_search_locations), "mistral-common (the SentencePiece models)")
+    return Path(next(iter(spec.submodule_search_locations))) / "data" / name

@@ -46,19 +46,23 @@ class StreamDecoder:
 
     def __init__(self, encoding, errors: str = "replace"):
         self.encoding = encoding
-        self._sentencepiece = getattr(encoding, "source_format", None) == "sentencepiece"
-        if errors == "replace" and self._sentencepiece:
+        source_format = getattr(encoding, "source_format", None)
+        if errors == "replace" and source_format == "sentencepiece":
             errors = "bytepair.replace_each_byte"
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
-        # Rank-based encodings decode id by id; others (score BPE) need the id before.
-        self._by_token = not hasattr(encoding, "source_format")
-        self._previous: list[int] = []
+        # Rank-based encodings (no source_format) decode id by id; loaded tokenizers (score
+        # BPE) decode each id after the one before it.
+        self._by_token = source_format is None
         self._piece_type = getattr(encoding, "piece_type", None)
+        self._previous: list[int] = []
 
     def step(self, token: int) -> str:
         """The text that ``token`` completes (often all of it, sometimes nothing yet)."""
-        data = self._bytes(token)
-        if self._piece_type is not None and self._piece_type(token) == "control":
+        if self._by_token:
+            return self._utf8.decode(self.encoding.decode_single_token_bytes(token))
+        control = self._piece_type is not None and self._piece_type(token) == "control"
+        data = self._context_bytes(token, control)
+        if control:
             # SentencePiece decodes each run of byte pieces on its own: a control token
             # between two halves of a character leaves both invalid.
             text = self._utf8.decode(data, final=True)
@@ -68,9 +72,10 @@ class StreamDecoder:
 
     def feed(self, tokens: Iterable[int]) -> str:
         """The text that ``tokens`` complete."""
-        if self._piece_type is not None:
+        if not self._by_token:
             return "".join(self.step(t) for t in tokens)
-        return self._utf8.decode(b"".join(self._bytes(t) for t in tokens))
+        token_bytes = self.encoding.decode_single_token_bytes
+        return self._utf8.decode(b"".join(token_bytes(t) for t in tokens))
 
     def flush(self) -> str:
         """The rest: an unfinished character at the end becomes U+FFFD (per ``errors``).
@@ -82,15 +87,14 @@ class StreamDecoder:
         self._previous = []
         return text
 
-    def _bytes(self, token: int) -> bytes:
-        if self._by_token:
-            return self.encoding.decode_single_token_bytes(token)
+    def _context_bytes(self, token: int, control: bool) -> bytes:
+        """The bytes ``token`` adds after the ids before it (score BPE: decoded in context)."""
         before = self.encoding.decode_bytes(self._previous) if self._previous else b""
         both = self.encoding.decode_bytes([*self._previous, token])
         if not both.startswith(before):  # pragma: no cover - no supported model decodes so
             raise RuntimeError(f"decoding of id {token} rewrote the text before it")
         # Context for the next id: the last id that is not a control token (BOS, EOS), since
         # a control token writes nothing and leaves "is this the first piece?" as it was.
-        if self._piece_type is None or self._piece_type(token) != "control":
+        if not control:
             self._previous = [token]
         return both[len(before):]

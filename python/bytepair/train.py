@@ -113,15 +113,13 @@ class TrainedEncoding(Encoding):
         suffix names, and a ``.tiktoken`` file when the name names none. A ``.tiktoken`` file
         holds the mergeable ranks only: keep ``special_tokens`` and ``pat_str``, or save as
         ``bpe2``, which carries them."""
-        from bytepair.formats import FORMATS, format_for_path
+        from bytepair.formats import format_for_path
 
         if format is None:
             try:
                 format = format_for_path(path)
             except ValueError:
                 format = "tiktoken"
-        if format not in FORMATS:
-            raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
         super().save(path, format)
 
     @property

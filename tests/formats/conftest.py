@@ -3,12 +3,11 @@ SentencePiece models that mistral-common ships."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-from support import CORPORA, CORPUS_DIR, VOCAB_DIR, require
+from support import CORPORA, CORPUS_DIR, VOCAB_DIR, mistral_model, require
 
 
 def vocab_path(name: str) -> Path:
@@ -25,12 +24,6 @@ def corpus_docs(limit_bytes: int = 300_000) -> list[str]:
         text = (CORPUS_DIR / name).read_text(encoding="utf-8")[:limit_bytes]
         docs.extend(p for p in text.split("\n\n") if p)
     return docs
-
-
-def mistral_model(name: str) -> Path:
-    spec = importlib.util.find_spec("mistral_common")
-    require(spec is not None and bool(spec.submodule_search_locations), "mistral-common (the SentencePiece models)")
-    return Path(next(iter(spec.submodule_search_locations))) / "data" / name
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ that is what is compared (with a vocabulary bytepair trains with nanochat's spec
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
@@ -20,21 +19,14 @@ from bytepair.chat import (
     render_conversation,
     render_for_completion,
 )
-from support import CORPUS_DIR, require
+from support import require
 
 
-def _documents(limit: int) -> list[str]:
-    path = CORPUS_DIR / "mix.jsonl"
-    require(path.is_file(), f"the corpora in {CORPUS_DIR}")
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line)["text"] for line in f][:limit]
-
-
-def _conversations(n: int, seed: int, system: bool, extra_roles=()) -> list[list[dict]]:
+def _conversations(docs: list[str], n: int, seed: int, system: bool, extra_roles=()) -> list[list[dict]]:
     """Conversations cut from real documents: alternating user/assistant turns, contents with
     leading/trailing newlines and spaces and special-token spellings now and then."""
     rng = random.Random(seed)
-    docs = _documents(400)
+    docs = docs[:400]
     out = []
     for _ in range(n):
         msgs = []
@@ -74,18 +66,18 @@ def _raw(msgs):
     return [RawMessage(role=m["role"], content=m["content"]) for m in msgs]
 
 
-def test_llama3_completion_prompt_matches_llama_models(llama3):
+def test_llama3_completion_prompt_matches_llama_models(llama3, corpus_documents):
     enc, fmt = llama3
-    convs = _conversations(300, seed=1, system=True, extra_roles=("system", "tool"))
+    convs = _conversations(corpus_documents, 300, seed=1, system=True, extra_roles=("system", "tool"))
     for msgs in convs:
         assert render_for_completion(enc, msgs) == fmt.encode_dialog_prompt(_raw(msgs)).tokens, msgs
 
 
-def test_llama3_ids_and_mask_follow_each_message(llama3):
+def test_llama3_ids_and_mask_follow_each_message(llama3, corpus_documents):
     from llama_models.datatypes import ToolPromptFormat
 
     enc, fmt = llama3
-    for msgs in _conversations(200, seed=2, system=True, extra_roles=("tool",)):
+    for msgs in _conversations(corpus_documents, 200, seed=2, system=True, extra_roles=("tool",)):
         ids, mask = render_conversation(enc, msgs)
         want_ids, want_mask = [enc.encode_single_token("<|begin_of_text|>")], [0]
         for m in _raw(msgs):
@@ -102,11 +94,10 @@ def test_llama3_ids_and_mask_follow_each_message(llama3):
 
 
 @pytest.fixture(scope="module")
-def nanochat(tiktoken_cache):
+def nanochat(tiktoken_cache, corpus_documents):
     import tiktoken
 
-    docs = _documents(300)
-    enc = bytepair.train(docs, 2000, pattern="nanochat", special_tokens=NANOCHAT_SPECIAL_TOKENS)
+    enc = bytepair.train(corpus_documents[:300], 2000, pattern="nanochat", special_tokens=NANOCHAT_SPECIAL_TOKENS)
     ref = tiktoken.Encoding("nanochat-test", pat_str=enc._pat_str,
                             mergeable_ranks=enc._mergeable_ranks, special_tokens=enc._special_tokens)
     return enc, ref
@@ -133,10 +124,10 @@ def _framed(msgs) -> tuple[str, str]:
     return whole, trained
 
 
-def test_nanochat_ids_match_tiktoken_on_the_framed_text(nanochat):
+def test_nanochat_ids_match_tiktoken_on_the_framed_text(nanochat, corpus_documents):
     enc, ref = nanochat
     rng = random.Random(3)
-    convs = _conversations(300, seed=3, system=True)
+    convs = _conversations(corpus_documents, 300, seed=3, system=True)
     for msgs in convs:
         if msgs[-1]["role"] == "user" and len(msgs) > 2 and rng.random() < 0.5:
             msgs.pop()

@@ -48,7 +48,8 @@ def pair(request):
 
 
 def worst_cases(n: int, seed: int = 7) -> dict[str, str]:
-    """The issue's worst-case inputs (as benchmarks/encode.py builds them), n characters."""
+    """The issue's kinds of worst-case input, plus two more mixes, n characters each
+    (benchmarks/encode.py builds its own inputs of the same kinds)."""
     rnd = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     rows = [{"id": i, "name": f"item{i}", "tags": ["x", "y"], "v": i * 0.5} for i in range(n // 40 + 1)]

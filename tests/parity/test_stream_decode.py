@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.stream import StreamDecoder
+from support import mistral_model
 
 # Text with many characters that byte-level BPE splits across tokens.
 TEXT = st.text(st.characters(codec="utf-8"), max_size=60) | st.sampled_from(
@@ -71,17 +72,9 @@ def test_bad_id_is_a_key_error():
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), cuts=st.lists(st.integers(1, 3), max_size=30))
 def test_sentencepiece_stream_decodes_as_sentencepiece(model, data, cuts):
-    import importlib.util
-
     import sentencepiece as spm
 
-    from support import require
-
-    spec = importlib.util.find_spec("mistral_common")
-    require(spec is not None, "mistral-common (the SentencePiece models)")
-    from pathlib import Path
-
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / model
+    path = mistral_model(model)
     ref = spm.SentencePieceProcessor(model_file=str(path))
     enc = bytepair.load(path)
     # Byte pieces (<0xHH>, ids 3..258) mixed with ordinary pieces and controls.

@@ -278,7 +278,7 @@ impl Vocab {
         let n = end - start;
         if n <= MAX_SHORT {
             if let Some(word) = text.get(start..start + 8) {
-                return self.short.get(pack_word(u64::from_le_bytes(word.try_into().unwrap()), n));
+                return self.rank_word(u64::from_le_bytes(word.try_into().unwrap()), n);
             }
         } else if n <= MAX_MEDIUM {
             if let Some(words) = text.get(start..start + 16) {

@@ -149,7 +149,7 @@ impl ScoreBPE {
     /// The model as a SentencePiece `.model` file (only for a model read from one).
     fn to_sentencepiece<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let Some(data) = &self.model else { return Ok(None) };
-        let model = py.allow_threads(|| guarded(|| Ok(sentencepiece::read(data)?)))?;
+        let model = py.allow_threads(|| guarded(|| sentencepiece::read(data)))?;
         Ok(Some(PyBytes::new(py, &sentencepiece::write(&model))))
     }
 

@@ -33,22 +33,16 @@ def count(files, encoding_name, model, special, price):
     enc = resolve_encoding(encoding_name, model)
     inputs = read_inputs(files)
 
-    def line(n: int, name: str) -> str:
-        cost = "" if price is None else f"  ${n * price / 1e6:,.6f}"
-        return f"{n:>12,}{cost}  {name}"
+    def cost(n: int) -> str:
+        return "" if price is None else f"  ${n * price / 1e6:,.6f}"
 
     total = 0
     for name, text in inputs:
         n = enc.count(text, allowed_special="all") if special else enc.count(text, disallowed_special=())
         total += n
-        if len(inputs) > 1:
-            click.echo(line(n, name))
-        elif price is None:
-            click.echo(f"{n}")
-        else:
-            click.echo(f"{n}  ${n * price / 1e6:,.6f}")
+        click.echo(f"{n:>12,}{cost(n)}  {name}" if len(inputs) > 1 else f"{n}{cost(n)}")
     if len(inputs) > 1:
-        click.echo(line(total, f"total ({enc.name})"))
+        click.echo(f"{total:>12,}{cost(total)}  total ({enc.name})")
 
 
 @main.command()
