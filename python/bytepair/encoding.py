@@ -1,8 +1,10 @@
 """`Encoding`: tiktoken's public surface over the Rust core.
 
-This module owns the rules that tiktoken keeps in Python: the special-token policy
-(`allowed_special` / `disallowed_special`), the repair of lone surrogates, decode error
-handling, numpy output and pickling. The Rust `CoreBPE` does the work with the GIL released.
+This module owns what tiktoken keeps in Python around its core: decode error handling, numpy
+output, pickling and the constructor's checks. The special-token policy (`allowed_special` /
+`disallowed_special`), the `str` checks and the repair of lone surrogates run in the Rust
+`CoreBPE` (crates/python/src/policy.rs, text.rs), in the same call as the encoding, so a short
+text pays for one call and a batch checks its texts on the worker threads.
 """
 
 from __future__ import annotations
@@ -37,11 +39,6 @@ class _cached:
             return self
         value = obj.__dict__[self.name] = self.func(obj)
         return value
-
-
-def _fix_surrogates(text: str) -> str:
-    """Lone surrogates cannot be UTF-8; like tiktoken, turn each into U+FFFD (pairs are joined)."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 class Encoding:
@@ -99,62 +96,6 @@ class Encoding:
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
 
-    # ---------------------------------------------------------------- special-token policy
-
-    def _allowed(self, allowed_special: AllowedSpecial) -> tuple[bool, list[int]]:
-        if allowed_special == "all":
-            return True, []
-        if not allowed_special:
-            return False, []
-        st = self._special_tokens
-        return False, [st[s] for s in allowed_special if s in st]
-
-    def _check_disallowed(
-        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
-    ) -> None:
-        """Raise ValueError, with tiktoken's message, if text contains a disallowed special token."""
-        if disallowed_special == "all":
-            if allowed_special == "all":
-                return
-            if not allowed_special:
-                found = self._core_bpe.find_special(text, True, [])
-            else:
-                st = self._special_tokens
-                ids = [i for s, i in st.items() if s not in allowed_special]
-                if not ids:
-                    return
-                found = self._core_bpe.find_special(text, False, ids)
-        elif not disallowed_special:
-            return
-        else:
-            st = self._special_tokens
-            ids = [st[s] for s in disallowed_special if s in st]
-            if len(ids) < len(set(disallowed_special)):
-                # A "special token" that the encoding does not have: tiktoken still refuses
-                # text containing it, so search for the plain string.
-                for s in disallowed_special:
-                    if s not in st and s and s in text:
-                        _raise_disallowed(s)
-            if not ids:
-                return
-            found = self._core_bpe.find_special(text, False, ids)
-        if found is not None:
-            _raise_disallowed(found[3])
-
-    def _with_policy(self, call, text, allowed_special, disallowed_special):
-        """Apply the special-token policy, then ``call(text, allowed_all, allowed_ids)``,
-        repairing lone surrogates first if the text has any."""
-        if not isinstance(text, str):
-            raise _not_str(text)
-        every, ids = self._allowed(allowed_special)
-        try:
-            self._check_disallowed(text, allowed_special, disallowed_special)
-            return call(text, every, ids)
-        except UnicodeEncodeError:
-            text = _fix_surrogates(text)
-            self._check_disallowed(text, allowed_special, disallowed_special)
-            return call(text, every, ids)
-
     # ---------------------------------------------------------------- encoding
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -163,12 +104,7 @@ class Encoding:
         >>> enc.encode_ordinary("hello world")
         [15339, 1917]
         """
-        try:
-            return self._core_bpe.encode_ordinary(text)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode_ordinary(_fix_surrogates(text))
-        except TypeError:
-            raise _not_str(text) from None
+        return self._core_bpe.encode_ordinary(text)
 
     def encode(
         self,
@@ -186,7 +122,7 @@ class Encoding:
         >>> enc.encode("hello <|endoftext|>", allowed_special="all")
         [15339, 220, 100257]
         """
-        return self._with_policy(self._core_bpe.encode, text, allowed_special, disallowed_special)
+        return self._core_bpe.encode(text, allowed_special, disallowed_special)
 
     def count(
         self,
@@ -200,7 +136,7 @@ class Encoding:
         >>> enc.count("hello world")
         2
         """
-        return self._with_policy(self._core_bpe.count, text, allowed_special, disallowed_special)
+        return self._core_bpe.count(text, allowed_special, disallowed_special)
 
     def encode_to_numpy(
         self,
@@ -212,7 +148,7 @@ class Encoding:
         """Encodes text into a numpy ``uint32`` array (ids copied once, straight from Rust)."""
         import numpy as np
 
-        buf = self._with_policy(self._core_bpe.encode_to_buffer, text, allowed_special, disallowed_special)
+        buf = self._core_bpe.encode_to_buffer(text, allowed_special, disallowed_special)
         return np.frombuffer(buf, dtype=np.uint32)
 
     def encode_ordinary_parallel(self, text: str, *, num_threads: int = 8) -> list[int]:
@@ -225,12 +161,7 @@ class Encoding:
         >>> enc.encode_ordinary_parallel("hello world") == enc.encode_ordinary("hello world")
         True
         """
-        if not isinstance(text, str):
-            raise _not_str(text)
-        try:
-            return self._core_bpe.encode_ordinary_parallel(text, num_threads)
-        except UnicodeEncodeError:
-            return self._core_bpe.encode_ordinary_parallel(_fix_surrogates(text), num_threads)
+        return self._core_bpe.encode_ordinary_parallel(text, num_threads)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encodes many texts in parallel (all cores), ignoring special tokens.
@@ -238,7 +169,7 @@ class Encoding:
         >>> enc.encode_ordinary_batch(["hello world", "goodbye world"])
         [[15339, 1917], [19045, 29474, 1917]]
         """
-        return self._batch(text, False, [], num_threads)
+        return self._core_bpe.encode_ordinary_batch(text, num_threads)
 
     def encode_batch(
         self,
@@ -249,30 +180,7 @@ class Encoding:
         disallowed_special: DisallowedSpecial = "all",
     ) -> list[list[int]]:
         """Encodes many texts in parallel; special tokens as in :meth:`encode`."""
-        texts = list(text)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise _not_str(t)
-            try:
-                self._check_disallowed(t, allowed_special, disallowed_special)
-            except UnicodeEncodeError:
-                texts[i] = t = _fix_surrogates(t)
-                self._check_disallowed(t, allowed_special, disallowed_special)
-        every, ids = self._allowed(allowed_special)
-        return self._batch(texts, every, ids, num_threads)
-
-    def _batch(self, texts, every: bool, ids: list[int], num_threads: int) -> list[list[int]]:
-        texts = list(texts)
-        try:
-            return self._core_bpe.encode_batch(texts, every, ids, num_threads)
-        except UnicodeEncodeError:
-            texts = [_fix_surrogates(t) for t in texts]
-            return self._core_bpe.encode_batch(texts, every, ids, num_threads)
-        except TypeError:
-            for t in texts:
-                if not isinstance(t, str):
-                    raise _not_str(t) from None
-            raise
+        return self._core_bpe.encode_batch(text, allowed_special, disallowed_special, num_threads)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of text that is exactly one token (special tokens included); KeyError if not.
@@ -431,19 +339,3 @@ class Encoding:
             self.__dict__ = registry.get_encoding(value).__dict__
             return
         self.__init__(**value)  # type: ignore[misc]
-
-
-def _raise_disallowed(token: str):
-    raise ValueError(
-        f"Encountered text corresponding to disallowed special token {token!r}.\n"
-        "If you want this text to be encoded as a special token, "
-        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
-        "If you want this text to be encoded as normal text, disable the check for this token "
-        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-    )
-
-
-def _not_str(text: object) -> TypeError:
-    hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
-    return TypeError(f"expected text as str, got {type(text).__name__}{hint}")

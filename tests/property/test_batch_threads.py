@@ -52,3 +52,38 @@ def test_parallel_long_corpus_equals_serial(corpus_texts):
     enc = bytepair.get_encoding("cl100k_base")
     for name, text in corpus_texts.items():
         assert enc.encode_ordinary_parallel(text, num_threads=2) == enc.encode_ordinary(text), name
+
+
+@pytest.mark.parametrize("threads", [1, 2, 8])
+def test_batch_raises_the_first_bad_texts_error(texts, threads):
+    """Texts are checked on the worker threads, in any order; the error raised is the one a
+    serial loop meets first, whatever thread finds it first."""
+    enc = bytepair.get_encoding("cl100k_base")
+    batch = [t for t in texts if "<|" not in t]
+    batch[40] = "early <|fim_prefix|> text"
+    batch[len(batch) - 3] = "late <|endoftext|> text"
+    with pytest.raises(ValueError) as want:
+        enc.encode(batch[40])
+    with pytest.raises(ValueError) as got:
+        enc.encode_batch(batch, num_threads=threads)
+    assert str(got.value) == str(want.value)
+    assert "<|fim_prefix|>" in str(got.value)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_batch_leaves_the_garbage_collector_as_it_found_it(texts, enabled):
+    """A batch pauses Python's cyclic collector while it builds lists; it must come back in the
+    state the caller had, after success and after an error alike."""
+    import gc
+
+    enc = bytepair.get_encoding("cl100k_base")
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        enc.encode_ordinary_batch(texts, num_threads=2)
+        assert gc.isenabled() is enabled
+        with pytest.raises(ValueError):
+            enc.encode_batch(texts, num_threads=2)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()

@@ -1,24 +1,17 @@
 //! `CoreBPE`: the rank-BPE encoder (tiktoken's class of the same name).
 
 use bytepair_core::formats::{bpe2, tiktoken};
-use bytepair_core::{Encoder, SpecialFilter};
+use bytepair_core::Encoder;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::errors::guarded;
 use crate::ids::{with_ids, IntCache};
-
-fn filter(all: bool, ids: Vec<u32>) -> SpecialFilter {
-    if all {
-        SpecialFilter::All
-    } else {
-        SpecialFilter::from_ids(ids)
-    }
-}
+use crate::policy::Policy;
+use crate::text::Text;
 
 /// The encoder of a read BPE2/BPZ2 file: `specials` `None` takes the recorded ones, `pattern`
 /// `None` the recorded pattern.
@@ -46,6 +39,12 @@ impl CoreBPE {
     fn wrap(inner: Encoder) -> Self {
         let ints = IntCache::new(inner.vocab().table_len());
         CoreBPE { inner, ints }
+    }
+
+    /// The text of an encode call (TypeError unless a `str`; lone surrogates repaired, see
+    /// `text.rs`) and its special-token policy.
+    fn prepare(&self, text: &Bound<'_, PyAny>, allowed: &Bound<'_, PyAny>, disallowed: &Bound<'_, PyAny>) -> PyResult<(Text, Policy)> {
+        Ok((crate::text::text(text)?, Policy::new(self.inner.specials(), Some(allowed), Some(disallowed))?))
     }
 }
 
@@ -107,7 +106,10 @@ impl CoreBPE {
         Ok(CoreBPE::wrap(inner))
     }
 
-    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    /// The ids of a `str` (lone surrogates repaired, see `text.rs`), special tokens as text.
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let text = crate::text::text(text)?;
+        let text: &str = &text;
         with_ids(text.len() / 4 + 1, |ids| {
             py.allow_threads(|| guarded(|| self.inner.encode_ordinary_into(text, ids)))?;
             self.ints.list(py, ids)
@@ -118,7 +120,9 @@ impl CoreBPE {
     /// offsets where every serial run starts a piece (`Encoder::split_points`), the chunks are
     /// encoded in parallel, and the ids concatenated: the same ids as the serial call. Texts
     /// under 1 MB, and patterns on the regex engine, are encoded serially.
-    fn encode_ordinary_parallel<'py>(&self, py: Python<'py>, text: &str, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+    fn encode_ordinary_parallel<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let text = crate::text::text(text)?;
+        let text: &str = &text;
         const MIN_TEXT: usize = 1 << 20;
         let ids = py.allow_threads(|| {
             guarded(|| {
@@ -151,17 +155,23 @@ impl CoreBPE {
         self.ints.list(py, &ids)
     }
 
-    #[pyo3(signature = (text, allowed_all, allowed_ids))]
+    /// `encode` with tiktoken's `allowed_special` / `disallowed_special` (the Python layer
+    /// passes tiktoken's defaults, `set()` and `"all"`): the disallowed check runs here, with
+    /// the GIL released, in the same call as the encoding.
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
-        allowed_all: bool,
-        allowed_ids: Vec<u32>,
+        text: &Bound<'py, PyAny>,
+        allowed_special: &Bound<'py, PyAny>,
+        disallowed_special: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let allowed = filter(allowed_all, allowed_ids);
+        let (text, policy) = self.prepare(text, allowed_special, disallowed_special)?;
+        let allowed = policy.filter();
         with_ids(text.len() / 4 + 1, |ids| {
-            py.allow_threads(|| guarded(|| self.inner.encode_into(text, &allowed, ids)))?;
+            py.allow_threads(|| {
+                policy.check(self.inner.specials(), &text)?;
+                guarded(|| self.inner.encode_into(&text, &allowed, ids))
+            })?;
             self.ints.list(py, ids)
         })
     }
@@ -170,13 +180,17 @@ impl CoreBPE {
     fn encode_to_buffer<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
-        allowed_all: bool,
-        allowed_ids: Vec<u32>,
+        text: &Bound<'py, PyAny>,
+        allowed_special: &Bound<'py, PyAny>,
+        disallowed_special: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let allowed = filter(allowed_all, allowed_ids);
+        let (text, policy) = self.prepare(text, allowed_special, disallowed_special)?;
+        let allowed = policy.filter();
         with_ids(text.len() / 4 + 1, |ids| {
-            py.allow_threads(|| guarded(|| self.inner.encode_into(text, &allowed, ids)))?;
+            py.allow_threads(|| {
+                policy.check(self.inner.specials(), &text)?;
+                guarded(|| self.inner.encode_into(&text, &allowed, ids))
+            })?;
             PyByteArray::new_with(py, ids.len() * 4, |buf| {
                 for (chunk, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
                     chunk.copy_from_slice(&id.to_ne_bytes());
@@ -186,31 +200,45 @@ impl CoreBPE {
         })
     }
 
-    fn count(&self, py: Python<'_>, text: &str, allowed_all: bool, allowed_ids: Vec<u32>) -> PyResult<usize> {
-        let allowed = filter(allowed_all, allowed_ids);
-        py.allow_threads(|| guarded(|| self.inner.count(text, &allowed)))
+    /// How many ids `encode` would return, with no list (or vector) built.
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        allowed_special: &Bound<'_, PyAny>,
+        disallowed_special: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let (text, policy) = self.prepare(text, allowed_special, disallowed_special)?;
+        let allowed = policy.filter();
+        py.allow_threads(|| {
+            policy.check(self.inner.specials(), &text)?;
+            guarded(|| self.inner.count(&text, &allowed))
+        })
     }
 
-    /// The first special token of the given set found in `text`, as (byte start, byte end,
-    /// id, spelling), or None.
-    fn find_special(&self, py: Python<'_>, text: &str, all: bool, ids: Vec<u32>) -> Option<(usize, usize, u32, String)> {
-        let f = filter(all, ids);
-        py.allow_threads(|| self.inner.find_special(text, &f))
-            .map(|m| (m.start, m.end, m.id, self.inner.specials().tokens()[m.spelling].0.clone()))
-    }
-
-    /// Encodes many texts on up to `num_threads` threads (see `threads::encode_batch`).
-    /// `allowed_*` as in `encode`.
+    /// Encodes many texts on up to `num_threads` threads (see `threads::encode_batch`); each
+    /// worker runs the disallowed check on its own texts. `allowed_*` as in `encode`.
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
-        allowed_all: bool,
-        allowed_ids: Vec<u32>,
+        texts: &Bound<'py, PyAny>,
+        allowed_special: &Bound<'py, PyAny>,
+        disallowed_special: &Bound<'py, PyAny>,
         num_threads: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        let allowed = filter(allowed_all, allowed_ids);
-        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| self.inner.encode(t, &allowed)))
+        let texts = crate::text::texts(texts)?;
+        let policy = Policy::new(self.inner.specials(), Some(allowed_special), Some(disallowed_special))?;
+        let allowed = policy.filter();
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| {
+            policy.check(self.inner.specials(), t)?;
+            guarded(|| self.inner.encode_into(t, &allowed, ids))
+        })
+    }
+
+    /// `encode_ordinary` of many texts on up to `num_threads` threads.
+    fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+        let texts = crate::text::texts(texts)?;
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
     }
 
     fn encode_single_piece(&self, piece: &[u8]) -> Vec<u32> {

@@ -130,8 +130,10 @@ impl MergeBPE {
     ) -> PyResult<Bound<'py, PyList>> {
         let text = crate::text::text(text)?;
         let policy = Policy::new(self.inner.specials(), allowed_special, disallowed_special)?;
-        policy.check(py, self.inner.specials(), &text)?;
-        let ids = py.allow_threads(|| guarded(|| self.inner.encode(&text, as_allowed(&policy.allowed))))?;
+        let ids = py.allow_threads(|| {
+            policy.check(self.inner.specials(), &text)?;
+            guarded(|| self.inner.encode(&text, as_allowed(&policy.allowed)))
+        })?;
         self.ints.list(py, &ids)
     }
 
@@ -147,10 +149,11 @@ impl MergeBPE {
     ) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
         let policy = Policy::new(self.inner.specials(), allowed_special, disallowed_special)?;
-        for t in &texts {
-            policy.check(py, self.inner.specials(), t)?;
-        }
-        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| self.inner.encode(t, as_allowed(&policy.allowed))))
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| {
+            policy.check(self.inner.specials(), t)?;
+            ids.extend(guarded(|| self.inner.encode(t, as_allowed(&policy.allowed)))?);
+            Ok(())
+        })
     }
 
     /// The special added tokens as (spelling, id).

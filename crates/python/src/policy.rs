@@ -1,11 +1,13 @@
-//! tiktoken's `allowed_special` / `disallowed_special` arguments, converted for the score-BPE and
-//! merge-list tokenizers: `"all"` or a collection of spellings -> sorted ids. The check itself
-//! (is a disallowed spelling in the text?) runs in the core; a hit becomes the ValueError that
-//! `bytepair.encoding._raise_disallowed` words, so every tokenizer raises the same message.
+//! tiktoken's `allowed_special` / `disallowed_special` arguments, for every tokenizer class:
+//! `"all"` or a collection of spellings -> sorted ids. The check itself (is a disallowed
+//! spelling in the text?) is plain Rust and needs no GIL, so a batch runs it on its worker
+//! threads; a hit becomes tiktoken's ValueError, worded here once for all classes.
 //!
 //! `None` means "nothing": the Python layer passes each tokenizer's home default explicitly.
 
 use bytepair_core::special::SpecialTokens;
+use bytepair_core::SpecialFilter;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -52,7 +54,13 @@ impl Policy {
             Some(d) if is_all(d) => match &allowed {
                 None => (Some(Vec::new()), Vec::new()),
                 Some(a) if a.is_empty() => (None, Vec::new()),
-                Some(a) => (Some(specials.tokens().iter().map(|t| t.1).filter(|i| a.binary_search(i).is_err()).collect()), Vec::new()),
+                Some(a) => {
+                    // Sorted: `find` binary-searches it.
+                    let mut rest: Vec<u32> = specials.tokens().iter().map(|t| t.1).filter(|i| a.binary_search(i).is_err()).collect();
+                    rest.sort_unstable();
+                    rest.dedup();
+                    (Some(rest), Vec::new())
+                }
             },
             Some(d) => {
                 let (found, other) = ids(specials, d)?;
@@ -62,22 +70,70 @@ impl Policy {
         Ok(Policy { allowed, disallowed, disallowed_other })
     }
 
-    /// ValueError (tiktoken's message) if `text` holds a disallowed spelling.
-    pub fn check(&self, py: Python<'_>, specials: &SpecialTokens, text: &str) -> PyResult<()> {
-        let hit = match &self.disallowed {
+    /// The allowed specials as the core's filter (rank-BPE encoders).
+    pub fn filter(&self) -> SpecialFilter {
+        match &self.allowed {
+            None => SpecialFilter::All,
+            Some(ids) => SpecialFilter::from_ids(ids.clone()),
+        }
+    }
+
+    /// The leftmost disallowed spelling in `text`, if any (tiktoken searches one alternation of
+    /// them all, so the leftmost wins whether it is a special token or a plain string).
+    pub fn find(&self, specials: &SpecialTokens, text: &str) -> Option<String> {
+        let special = match &self.disallowed {
             Some(d) if d.is_empty() => None,
             None => specials.find_any(text, |_| true),
             Some(d) => specials.find_any(text, |id| d.binary_search(&id).is_ok()),
-        };
-        let spelling = hit
-            .map(|m| specials.tokens()[m.spelling].0.clone())
-            .or_else(|| self.disallowed_other.iter().find(|s| !s.is_empty() && text.contains(s.as_str())).cloned());
-        match spelling {
-            None => Ok(()),
-            Some(s) => {
-                py.import("bytepair.encoding")?.getattr("_raise_disallowed")?.call1((s,))?;
-                Ok(())
-            }
         }
+        .map(|m| (m.start, specials.tokens()[m.spelling].0.as_str()));
+        let other = self
+            .disallowed_other
+            .iter()
+            .filter(|s| !s.is_empty())
+            .filter_map(|s| text.find(s.as_str()).map(|at| (at, s.as_str())))
+            .min_by_key(|&(at, _)| at);
+        match (special, other) {
+            (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+            (a, b) => a.or(b),
+        }
+        .map(|(_, s)| s.to_owned())
+    }
+
+    /// tiktoken's ValueError if `text` holds a disallowed spelling. Needs no GIL.
+    pub fn check(&self, specials: &SpecialTokens, text: &str) -> PyResult<()> {
+        match self.find(specials, text) {
+            None => Ok(()),
+            Some(s) => Err(disallowed(&s)),
+        }
+    }
+}
+
+/// tiktoken's error for text holding a disallowed special token. Made without the GIL (a
+/// batch's worker threads raise it); the message is written when Python first looks at it.
+fn disallowed(token: &str) -> PyErr {
+    PyValueError::new_err(Disallowed(token.to_owned()))
+}
+
+/// The spelling of a disallowed token; becomes tiktoken's message, word for word.
+struct Disallowed(String);
+
+impl<'py> IntoPyObject<'py> for Disallowed {
+    type Target = PyString;
+    type Output = Bound<'py, PyString>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        // Python's repr of the spelling, as tiktoken's f-string `{token!r}` gives it.
+        let r = PyString::new(py, &self.0).repr()?;
+        Ok(PyString::new(
+            py,
+            &format!(
+                "Encountered text corresponding to disallowed special token {r}.\n\
+                 If you want this text to be encoded as a special token, pass it to `allowed_special`, e.g. `allowed_special={{{r}, ...}}`.\n\
+                 If you want this text to be encoded as normal text, disable the check for this token by passing `disallowed_special=(enc.special_tokens_set - {{{r}}})`.\n\
+                 To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+            ),
+        ))
     }
 }

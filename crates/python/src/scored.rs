@@ -77,9 +77,11 @@ impl ScoreBPE {
             py.allow_threads(|| guarded(|| Ok(self.inner.encode(&text, add_bos, add_eos))))?
         } else {
             let policy = Policy::new(self.inner.specials(), allowed_special, disallowed_special)?;
-            policy.check(py, self.inner.specials(), &text)?;
             let allowed = policy.allowed.as_deref();
-            py.allow_threads(|| guarded(|| Ok(self.inner.encode_allowed(&text, allowed, add_bos, add_eos))))?
+            py.allow_threads(|| {
+                policy.check(self.inner.specials(), &text)?;
+                guarded(|| Ok(self.inner.encode_allowed(&text, allowed, add_bos, add_eos)))
+            })?
         };
         self.ints.list(py, &ids)
     }
@@ -99,11 +101,12 @@ impl ScoreBPE {
     ) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
         let policy = Policy::new(self.inner.specials(), allowed_special, disallowed_special)?;
-        for t in &texts {
-            policy.check(py, self.inner.specials(), t)?;
-        }
         let allowed = policy.allowed.as_deref();
-        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t| guarded(|| Ok(self.inner.encode_allowed(t, allowed, add_bos, add_eos))))
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| {
+            policy.check(self.inner.specials(), t)?;
+            ids.extend(guarded(|| Ok(self.inner.encode_allowed(t, allowed, add_bos, add_eos)))?);
+            Ok(())
+        })
     }
 
     /// The special pieces as (spelling, id): control and unknown pieces, or LEAP's BOS/EOS.
