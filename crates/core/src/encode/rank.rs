@@ -6,8 +6,11 @@
 //!
 //! Three paths, fastest first:
 //! 1. the whole piece is a token (most pieces of real text): one hash lookup;
-//! 2. short pieces: tiktoken's scan over an array of parts, O(n^2) in the piece length but with
-//!    everything in cache, which beats any heap for n below [`SMALL`];
+//! 2. short pieces: tiktoken's scan for the lowest pair each round, O(n^2) in the piece length
+//!    but with everything in cache, which beats any heap for n below [`SMALL`]. Up to 16 bytes
+//!    (nearly every piece that misses) parts are linked in place and never moved
+//!    ([`merge_linked`]); longer ones shift arrays ([`merge_scan`]). A caller that has already
+//!    looked the whole piece up says so ([`merge_miss`]) and the lookup is not repeated;
 //! 3. long pieces: [`super::backtrack`], a longest-match walk that backtracks (linear), with
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
@@ -118,8 +121,9 @@ fn pad_small(piece: &[u8]) -> [u8; LINKED + 8] {
 /// the pair starting at part p as `rank << 32 | p` (`u64::MAX` for no pair), so the lowest
 /// key over the fixed width `W` is the lowest rank, leftmost on a tie, found with `W - 1`
 /// branch-free minimums. A merge updates a handful of entries and at most two pair ranks.
-/// (The previous version shifted three arrays of 16 entries with selects every round: about
-/// 750 instructions per missed piece of random letters, cachegrind.)
+/// (The previous version shifted three arrays of 16 entries with selects every round; with it,
+/// counting 1 MB of random letters on o200k took 305 M instructions, with this one and
+/// [`merge_miss`] 184 M, cachegrind; docs/engine.md, "Third pass".)
 #[inline(always)]
 fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; LINKED + 8], out: &mut S) {
     let n = piece.len();
@@ -136,11 +140,11 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
         next[i] = i as u8 + 1;
         prev[i] = (i as u8).wrapping_sub(1);
     }
-    // A pair's key; `end` is where its right part ends.
+    // A pair's key: its rank, then where its left part starts (the leftmost wins a tie).
     let at = |rank: u32, p: usize| (rank as u64) << 32 | p as u64;
     if !(MISS && n == 2) {
-        for i in 0..n - 1 {
-            key[i] = at(rank_of(vocab, piece, buf, i, i + 2), i);
+        for (i, k) in key[..n - 1].iter_mut().enumerate() {
+            *k = at(rank_of(vocab, piece, buf, i, i + 2), i);
         }
     }
     let mut parts = n;
@@ -195,8 +199,8 @@ fn merge_scan<const CAP: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
         tok[i] = vocab.byte_rank(piece[i]);
     }
     if !(MISS && n == 2) {
-        for i in 0..n - 1 {
-            pair[i] = rank_of(vocab, piece, buf, i, i + 2);
+        for (i, p) in pair[..n - 1].iter_mut().enumerate() {
+            *p = rank_of(vocab, piece, buf, i, i + 2);
         }
     }
     let mut parts = n;
