@@ -26,7 +26,7 @@
 
 use hashbrown::HashMap;
 
-use super::rank::merge_piece;
+use super::rank::merge_miss;
 use super::Sink;
 use crate::vocab::{pack16, pack16_words, Vocab};
 
@@ -130,17 +130,18 @@ impl<'t> PieceCache<'t> {
         }
     }
 
-    /// Merges `text[start..end]` (known not to be a single token) into `out`, through the cache.
+    /// Merges `text[start..end]` (at least two bytes, known not to be a single token) into
+    /// `out`, through the cache.
     #[inline]
     pub fn merge<S: Sink>(slot: &mut Option<Self>, vocab: &Vocab, text: &'t [u8], start: usize, end: usize, out: &mut S) {
         let piece = &text[start..end];
         if piece.len() > MAX_PIECE {
-            return merge_piece(vocab, piece, out);
+            return merge_miss(vocab, piece, out);
         }
         let cache = slot.get_or_insert_with(Self::new);
         if cache.bypass > 0 {
             cache.bypass -= 1;
-            return merge_piece(vocab, piece, out);
+            return merge_miss(vocab, piece, out);
         }
         cache.lookups += 1;
         if cache.lookups == WINDOW {
@@ -181,7 +182,7 @@ impl<'t> PieceCache<'t> {
             return;
         }
         let off = cache.ids.len();
-        merge_piece(vocab, piece, &mut cache.ids);
+        merge_miss(vocab, piece, &mut cache.ids);
         let got = &cache.ids[off..];
         out.extend(got);
         match key {
@@ -207,6 +208,7 @@ impl<'t> PieceCache<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encode::rank::merge_piece;
 
     /// Many distinct pieces (so the inline table grows several times), each asked for twice:
     /// the cached answer is the merge's answer.
