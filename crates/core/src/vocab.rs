@@ -47,6 +47,16 @@ pub struct Vocab {
     max_token_len: usize,
     /// The long-piece engine, built on first use (encode/backtrack.rs).
     backtrack: crate::encode::backtrack::LazyBacktrack,
+    /// A number no other table built in this process has: what a thread's kept piece cache
+    /// (encode/cache.rs) is tied to. An address could be reused by a later table.
+    serial: u64,
+}
+
+/// The source of [`Vocab::serial`]s.
+static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_serial() -> u64 {
+    NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl std::fmt::Debug for Vocab {
@@ -150,6 +160,7 @@ impl Vocab {
             n_mergeable,
             max_token_len,
             backtrack: Default::default(),
+            serial: next_serial(),
         };
         vocab.special_ids.sort_unstable();
         vocab.special_ids.dedup();
@@ -183,6 +194,7 @@ impl Vocab {
             n_mergeable,
             max_token_len,
             backtrack: Default::default(),
+            serial: next_serial(),
             spans,
             blob,
         };
@@ -342,6 +354,13 @@ impl Vocab {
     pub fn table_len(&self) -> usize {
         self.spans.len()
     }
+    /// This table's identity within the process (no two tables share one; a clone keeps it,
+    /// as it holds the same tokens).
+    #[inline]
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
     pub fn max_token_len(&self) -> usize {
         self.max_token_len
     }

@@ -1,8 +1,7 @@
 //! A per-call memo of merged pieces: real text repeats its words, and a piece that is not one
 //! token costs a few hundred nanoseconds to merge but a few tens to look up.
 //!
-//! The cache lives for one `encode` call and is created on the first piece that needs merging.
-//! Two tables:
+//! The cache is created on the first piece of a call that needs merging. Two tables:
 //!
 //! - **Inline** (nearly every entry): a piece of at most [`INLINE_PIECE`] bytes that merges into
 //!   at most [`INLINE_IDS`] tokens is stored whole in one 32-byte slot of an open-addressed
@@ -19,6 +18,13 @@
 //! whose pieces never repeat (random letters, base64) otherwise pays for a lookup that misses
 //! and an insert that grows the tables on every piece (perf, o200k random letters: a fifth of
 //! the time, 1% after).
+//!
+//! The inline table outlives the call: each thread keeps its last one, with the
+//! [`Vocab::serial`] it was filled from, and the next call on the same table starts from it
+//! (up to [`KEPT_SLOTS`] slots, 1 MB; a larger one is dropped). A batch of short documents
+//! then pays for each missed word once per thread rather than once per document, and so does a
+//! loop of `encode` calls. Threads share nothing, so more threads add no contention. The
+//! general map borrows the text and dies with the call.
 //!
 //! At most [`MAX_ENTRIES`] pieces per table, of at most [`MAX_PIECE`] bytes; past that, pieces
 //! are merged directly. Output is identical with or without the cache: it stores exactly what
@@ -97,7 +103,17 @@ impl Inline {
     }
 }
 
+/// Most slots of an inline table a thread keeps after a call (32 bytes each: 1 MB).
+pub const KEPT_SLOTS: usize = 1 << 15;
+
+thread_local! {
+    /// This thread's inline table from its last call, and the serial of the table it caches.
+    static KEPT: std::cell::Cell<Option<(u64, Inline)>> = const { std::cell::Cell::new(None) };
+}
+
 pub struct PieceCache<'t> {
+    /// The [`Vocab::serial`] of the table whose merges this cache holds.
+    serial: u64,
     inline: Inline,
     /// piece -> (offset, length) in `ids`.
     map: HashMap<&'t [u8], (u32, u32), foldhash::fast::FixedState>,
@@ -118,10 +134,28 @@ const WINDOW: u32 = 1024;
 const MIN_HIT_DIV: u32 = 8;
 const BYPASS: u32 = 1 << 15;
 
+impl Drop for PieceCache<'_> {
+    /// Hands the inline table back to the thread for its next call, unless it grew past
+    /// [`KEPT_SLOTS`].
+    fn drop(&mut self) {
+        if self.inline.slots.len() <= KEPT_SLOTS {
+            let inline = std::mem::replace(&mut self.inline, Inline { slots: Vec::new(), len: 0, shift: 64 });
+            // `try_with`: during thread teardown the slot may already be gone; then the table
+            // is simply freed.
+            let _ = KEPT.try_with(|k| k.set(Some((self.serial, inline))));
+        }
+    }
+}
+
 impl<'t> PieceCache<'t> {
-    fn new() -> Self {
+    /// A cache for `vocab`: this thread's kept inline table if it was filled from `vocab`,
+    /// else an empty one.
+    fn new(vocab: &Vocab) -> Self {
+        let serial = vocab.serial();
+        let kept = KEPT.try_with(|k| k.take()).ok().flatten().filter(|(s, _)| *s == serial);
         PieceCache {
-            inline: Inline::new(8),
+            serial,
+            inline: kept.map_or_else(|| Inline::new(8), |(_, inline)| inline),
             map: HashMap::with_hasher(Default::default()),
             ids: Vec::new(),
             lookups: 0,
@@ -138,7 +172,7 @@ impl<'t> PieceCache<'t> {
         if piece.len() > MAX_PIECE {
             return merge_miss(vocab, piece, out);
         }
-        let cache = slot.get_or_insert_with(Self::new);
+        let cache = slot.get_or_insert_with(|| Self::new(vocab));
         if cache.bypass > 0 {
             cache.bypass -= 1;
             return merge_miss(vocab, piece, out);
@@ -257,21 +291,57 @@ mod tests {
         assert_eq!(c.bypass, 0);
 
         // The same pieces once each: few hits, so the cache turns itself off for a while, and
-        // the answers stay the merge's.
+        // the answers stay the merge's. On a new thread, which has kept no table.
+        std::thread::scope(|scope| scope.spawn(|| once_each(&v, &text, &pieces)).join().unwrap());
+    }
+
+    fn once_each(v: &Vocab, text: &[u8], pieces: &[Vec<u8>]) {
         let mut cache = None;
         let mut start = 0;
         let mut bypassed = false;
-        for p in &pieces {
+        for p in pieces {
             let end = start + p.len();
             if v.rank(p).is_none() {
                 let (mut got, mut want) = (Vec::new(), Vec::new());
-                PieceCache::merge(&mut cache, &v, &text, start, end, &mut got);
-                merge_piece(&v, p, &mut want);
+                PieceCache::merge(&mut cache, v, text, start, end, &mut got);
+                merge_piece(v, p, &mut want);
                 assert_eq!(got, want, "piece {:?}", String::from_utf8_lossy(p));
                 bypassed |= cache.as_ref().is_some_and(|c| c.bypass > 0);
             }
             start = end;
         }
         assert!(bypassed, "a stream of pieces that do not repeat turns the cache off");
+    }
+
+    /// A thread keeps its inline table for the next call on the same vocabulary (the second
+    /// call's first lookup hits), and never serves it to another vocabulary, even one with the
+    /// same tokens (whose merges could differ in general).
+    #[test]
+    fn the_inline_table_outlives_the_call_for_its_own_vocabulary_only() {
+        let toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).chain(["ab", "bc"].map(|m| m.as_bytes().to_vec())).collect();
+        let build = || Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+        let (a, b) = (build(), build());
+        let text = b"abcabc";
+        let call = |v: &Vocab| {
+            let mut cache = None;
+            let mut got = Vec::new();
+            PieceCache::merge(&mut cache, v, text, 0, 3, &mut got);
+            let mut want = Vec::new();
+            merge_piece(v, b"abc", &mut want);
+            assert_eq!(got, want);
+            cache.as_ref().unwrap().hits
+        };
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    assert_eq!(call(&a), 0, "first call: nothing kept yet");
+                    assert_eq!(call(&a), 1, "second call on the same table: the kept entry");
+                    assert_eq!(call(&b), 0, "another table: the kept one is not used");
+                    assert_eq!(call(&b), 1);
+                    assert_eq!(call(&a), 0, "a thread keeps one table: a's was replaced by b's");
+                })
+                .join()
+                .unwrap()
+        });
     }
 }
