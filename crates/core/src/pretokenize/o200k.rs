@@ -178,5 +178,9 @@ fn end(bytes: &[u8], i: usize) -> usize {
 }
 
 pub fn for_each_o200k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
-    for_each(text, range, end, f)
+    // A closure, not the function item `end`: passed as an item, it was called through a
+    // `Fn::call` shim that LLVM did not inline, a call with six register saves and restores
+    // per piece (cachegrind, o200k English: 9% fewer scanner instructions as a closure;
+    // cl100k's scanners were already passed as closures).
+    for_each(text, range, |b, i| end(b, i), f)
 }
