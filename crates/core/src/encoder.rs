@@ -125,8 +125,23 @@ impl Encoder {
     /// Encodes the pieces of `text[range]`, where `range` runs between [`Self::split_points`]
     /// (or the ends of the text): concatenating the chunks' ids gives `encode_ordinary(text)`.
     pub fn encode_ordinary_range<S: Sink>(&self, text: &str, range: std::ops::Range<usize>, out: &mut S) -> Result<()> {
+        use crate::pretokenize::{cl100k, o200k, r50k};
         let mut cache = None;
-        self.pretokenizer.for_each_piece_in(text, range, |piece| self.piece(&mut cache, text, piece, out))
+        // One closure per scanner rather than one passed through
+        // `Pretokenizer::for_each_piece_in`: there the same closure is called from six loops
+        // (one per splitter), and LLVM did not inline it into any of them, so every piece
+        // paid a call with six register saves and restores. Each closure here has one caller,
+        // the loop of its scanner, and is inlined there.
+        match &self.pretokenizer {
+            Pretokenizer::Cl100k => cl100k::for_each_cl100k(text, range, |p| self.piece(&mut cache, text, p, out)),
+            Pretokenizer::Llama3 => cl100k::for_each_llama3(text, range, |p| self.piece(&mut cache, text, p, out)),
+            Pretokenizer::O200k => o200k::for_each_o200k(text, range, |p| self.piece(&mut cache, text, p, out)),
+            Pretokenizer::R50k(_) => r50k::for_each_r50k(text, range, |p| self.piece(&mut cache, text, p, out)),
+            Pretokenizer::Regex(_) | Pretokenizer::Automata(_) => {
+                return self.pretokenizer.for_each_piece_in(text, range, |p| self.piece(&mut cache, text, p, out))
+            }
+        }
+        Ok(())
     }
 
     /// Offsets about `chunk` bytes apart where `text` can be cut for parallel encoding with
