@@ -177,6 +177,7 @@ fn end(bytes: &[u8], i: usize) -> usize {
     whitespace_end(bytes, i, Whitespace::NewlineFirst)
 }
 
+#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `for_each_o200k`)
 pub fn for_each_o200k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
     // A closure, not the function item `end`: passed as an item, it was called through a
     // `Fn::call` shim that LLVM did not inline, a call with six register saves and restores
@@ -186,6 +187,7 @@ pub fn for_each_o200k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl 
 }
 
 /// [`for_each_o200k`] with pieces as byte offsets (see [`for_each_span`]).
+#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `for_each_o200k`)
 pub fn for_each_span_o200k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span(text, range, |b, i| end(b, i), f)
 }

@@ -49,6 +49,7 @@ fn end(bytes: &[u8], i: usize) -> usize {
     whitespace_end(bytes, i, Whitespace::NoNewline)
 }
 
+#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `for_each_o200k`)
 pub fn for_each_r50k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
     // A closure, not the function item `end`, as in `for_each_o200k`: passed as an item,
     // o200k's scanner ran through a `Fn::call` shim that LLVM did not inline (not measured
@@ -57,6 +58,7 @@ pub fn for_each_r50k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl F
 }
 
 /// [`for_each_r50k`] with pieces as byte offsets (see [`for_each_span`]).
+#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `for_each_o200k`)
 pub fn for_each_span_r50k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span(text, range, |b, i| end(b, i), f)
 }
