@@ -109,13 +109,18 @@ impl Encoder {
     /// Encodes `piece`, a slice of `text` (the lookups read whole words from `text` around it).
     #[inline(always)]
     fn piece<'t, S: Sink>(&self, cache: &mut Option<PieceCache<'t>>, text: &'t str, piece: &'t str, out: &mut S) {
-        let vocab = &self.vocab;
-        let bytes = text.as_bytes();
         let start = piece.as_ptr() as usize - text.as_ptr() as usize;
-        let end = start + piece.len();
-        if piece.len() == 1 {
+        self.piece_at(cache, text.as_bytes(), start, start + piece.len(), out)
+    }
+
+    /// Encodes the piece `bytes[start..end]` (at least one byte).
+    #[inline(always)]
+    fn piece_at<'t, S: Sink>(&self, cache: &mut Option<PieceCache<'t>>, bytes: &'t [u8], start: usize, end: usize, out: &mut S) {
+        let vocab = &self.vocab;
+        let len = end - start;
+        if len == 1 {
             out.push(vocab.byte_rank(bytes[start]));
-        } else if let Some(rank) = (piece.len() <= vocab.max_token_len()).then(|| vocab.rank_in(bytes, start, end)).flatten() {
+        } else if let Some(rank) = (len <= vocab.max_token_len()).then(|| vocab.rank_in(bytes, start, end)).flatten() {
             out.push(rank);
         } else {
             PieceCache::merge(cache, vocab, bytes, start, end, out);
@@ -125,8 +130,24 @@ impl Encoder {
     /// Encodes the pieces of `text[range]`, where `range` runs between [`Self::split_points`]
     /// (or the ends of the text): concatenating the chunks' ids gives `encode_ordinary(text)`.
     pub fn encode_ordinary_range<S: Sink>(&self, text: &str, range: std::ops::Range<usize>, out: &mut S) -> Result<()> {
+        use crate::pretokenize::{cl100k, o200k, r50k};
+        let bytes = text.as_bytes();
         let mut cache = None;
-        self.pretokenizer.for_each_piece_in(text, range, |piece| self.piece(&mut cache, text, piece, out))
+        // One closure per scanner rather than one passed through
+        // `Pretokenizer::for_each_piece_in`: there the same closure is called from six loops
+        // (one per splitter), and LLVM did not inline it into any of them, so every piece
+        // paid a call with six register saves and restores. Each closure here has one caller,
+        // the loop of its scanner, and is inlined there.
+        match &self.pretokenizer {
+            Pretokenizer::Cl100k => cl100k::for_each_span_cl100k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+            Pretokenizer::Llama3 => cl100k::for_each_span_llama3(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+            Pretokenizer::O200k => o200k::for_each_span_o200k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+            Pretokenizer::R50k(_) => r50k::for_each_span_r50k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+            Pretokenizer::Regex(_) | Pretokenizer::Automata(_) => {
+                return self.pretokenizer.for_each_piece_in(text, range, |p| self.piece(&mut cache, text, p, out))
+            }
+        }
+        Ok(())
     }
 
     /// Offsets about `chunk` bytes apart where `text` can be cut for parallel encoding with

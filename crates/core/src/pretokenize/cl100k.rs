@@ -15,7 +15,7 @@
 //! 5. whitespace, see [`whitespace_end`].
 
 use super::scan::{
-    alpha_run, digits_end, flags_at, for_each, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
+    alpha_run, digits_end, flags_at, for_each, for_each_span, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
 };
 use super::unicode::{contraction_letter, decode, flags, L, N};
 
@@ -113,4 +113,14 @@ pub fn for_each_cl100k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl
 
 pub fn for_each_llama3<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
     for_each(text, range, |b, i| end(b, i, Whitespace::NewlineFirst), f)
+}
+
+/// [`for_each_cl100k`] with pieces as byte offsets (see [`for_each_span`]).
+pub fn for_each_span_cl100k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span(text, range, |b, i| end(b, i, Whitespace::EndFirst), f)
+}
+
+/// [`for_each_llama3`] with pieces as byte offsets (see [`for_each_span`]).
+pub fn for_each_span_llama3(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span(text, range, |b, i| end(b, i, Whitespace::NewlineFirst), f)
 }

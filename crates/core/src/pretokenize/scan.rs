@@ -180,12 +180,26 @@ pub fn for_each<'t>(
     end: impl Fn(&[u8], usize) -> usize,
     mut f: impl FnMut(&'t str),
 ) {
+    for_each_span(text, range, end, |i, j| f(&text[i..j]))
+}
+
+/// [`for_each`] with each piece as its byte offsets `(start, end)` in `text`: the encoder's
+/// form, which needs the offsets (its lookups read whole words of the text around a piece) and
+/// not a `&str` (slicing one checks both ends for character boundaries, about fifteen
+/// instructions a piece).
+#[inline(always)]
+pub fn for_each_span(
+    text: &str,
+    range: std::ops::Range<usize>,
+    end: impl Fn(&[u8], usize) -> usize,
+    mut f: impl FnMut(usize, usize),
+) {
     let bytes = text.as_bytes();
     let mut i = range.start;
     while i < range.end {
         let j = end(bytes, i);
         debug_assert!(j > i && text.is_char_boundary(j));
-        f(&text[i..j]);
+        f(i, j);
         i = j;
     }
 }

@@ -27,7 +27,12 @@ unsafe impl Zeroable for [u64; 3] {}
 pub struct ZeroedPages<T: Zeroable> {
     #[cfg(target_os = "linux")]
     mapped: Option<(std::ptr::NonNull<T>, usize)>,
-    heap: Vec<T>,
+    /// Owns the elements when there is no mapping (read only through `ptr`).
+    _heap: Vec<T>,
+    /// The first element, in the mapping or in `_heap` (whose buffer is never reallocated), so
+    /// that `deref` is one load with no choice between the two: the lookups' probe loops read
+    /// the slots through it, and choosing cost a second dependent load per probe.
+    ptr: std::ptr::NonNull<T>,
     len: usize,
 }
 
@@ -43,14 +48,17 @@ impl<T: Zeroable> ZeroedPages<T> {
             let bytes = len * std::mem::size_of::<T>();
             if bytes >= HUGE {
                 if let Some(p) = map_huge(bytes) {
-                    return ZeroedPages { mapped: Some((p.cast(), bytes)), heap: Vec::new(), len };
+                    return ZeroedPages { mapped: Some((p.cast(), bytes)), _heap: Vec::new(), ptr: p.cast(), len };
                 }
             }
         }
+        let mut heap = vec![T::default(); len];
+        let ptr = std::ptr::NonNull::from(heap.as_mut_slice()).cast();
         ZeroedPages {
             #[cfg(target_os = "linux")]
             mapped: None,
-            heap: vec![T::default(); len],
+            _heap: heap,
+            ptr,
             len,
         }
     }
@@ -107,25 +115,18 @@ impl<T: Zeroable> Deref for ZeroedPages<T> {
     type Target = [T];
     #[inline(always)]
     fn deref(&self) -> &[T] {
-        #[cfg(target_os = "linux")]
-        if let Some((p, _)) = self.mapped {
-            // Safety: `len` elements of memory owned by self, zero-initialised by the kernel
-            // (a valid T: `Zeroable`).
-            return unsafe { std::slice::from_raw_parts(p.as_ptr(), self.len) };
-        }
-        &self.heap
+        // Safety: `ptr` is the start of `len` elements owned by self: the mapping (zeroed by
+        // the kernel, a valid T: `Zeroable`) or the buffer of `_heap`, which is never resized
+        // or touched otherwise, so it stays where it was when `ptr` was taken.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
 impl<T: Zeroable> DerefMut for ZeroedPages<T> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [T] {
-        #[cfg(target_os = "linux")]
-        if let Some((p, _)) = self.mapped {
-            // Safety: as in `deref`, and `&mut self` makes the access exclusive.
-            return unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), self.len) };
-        }
-        &mut self.heap
+        // Safety: as in `deref`, and `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 
