@@ -182,6 +182,19 @@ class Encoding:
         """Encodes many texts in parallel; special tokens as in :meth:`encode`."""
         return self._core_bpe.encode_batch(text, allowed_special, disallowed_special, num_threads)
 
+    def clear_cache(self) -> None:
+        """Forgets the pieces this encoding has merged so far.
+
+        Words that are not one token are merged once and remembered: within a call, and by
+        each thread from one call to the next (up to 1 MB per thread, for the encoding it used
+        last), so a stream of short documents pays for each such word about once. The ids
+        never depend on it. Call this to time cold encoding, or to let the threads' memory go
+        (each thread frees its table when it next encodes).
+
+        >>> enc.clear_cache()
+        """
+        self._core_bpe.clear_cache()
+
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of text that is exactly one token (special tokens included); KeyError if not.
 

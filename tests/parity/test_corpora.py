@@ -41,3 +41,26 @@ def test_documents_round_trip(pair, corpus_documents):
     ours, _ = pair
     for doc in corpus_documents:
         assert ours.decode(ours.encode_ordinary(doc)) == doc
+
+
+def test_kept_piece_caches_follow_their_encoding(reference, corpus_texts, corpus_documents):
+    """Threads keep the pieces they merged from one call to the next, tied to the encoding.
+    Alternating two encodings (and a third built from the same file, which must not share
+    the first one's cache) document by document on one thread, with clear_cache between
+    some calls, every id list is tiktoken's."""
+    import bytepair
+
+    a, b = bytepair.get_encoding("cl100k_base"), bytepair.get_encoding("o200k_base")
+    a2 = bytepair.Encoding("cl100k_copy", pat_str=a._pat_str, mergeable_ranks=a._mergeable_ranks,
+                           special_tokens=a._special_tokens)
+    refs = {id(a): reference("cl100k_base"), id(a2): reference("cl100k_base"), id(b): reference("o200k_base")}
+    # German paragraphs: many words that are not one token, so the caches fill.
+    docs = corpus_documents[:200] + corpus_texts["de"].split("\n\n")[:400]
+    mismatches = 0
+    for i, doc in enumerate(docs):
+        for enc in ((a, a, b, a2) if i % 3 else (a2, b, a)):
+            if i % 17 == 0:
+                enc.clear_cache()
+            if enc.encode_ordinary(doc) != refs[id(enc)].encode_ordinary(doc):
+                mismatches += 1
+    assert mismatches == 0, f"{mismatches} encodings of {len(docs)} documents differ"

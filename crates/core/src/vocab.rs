@@ -11,6 +11,7 @@
 
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -47,16 +48,28 @@ pub struct Vocab {
     max_token_len: usize,
     /// The long-piece engine, built on first use (encode/backtrack.rs).
     backtrack: crate::encode::backtrack::LazyBacktrack,
-    /// A number no other table built in this process has: what a thread's kept piece cache
+    /// A number no other table in this process has had: what a thread's kept piece cache
     /// (encode/cache.rs) is tied to. An address could be reused by a later table.
-    serial: u64,
+    serial: Serial,
 }
 
-/// The source of [`Vocab::serial`]s.
-static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+/// [`Vocab::serial`]: a fresh number from a process-wide counter, replaced by
+/// [`Vocab::forget_cached`]. A clone keeps the number, as it holds the same tokens.
+#[derive(Debug)]
+struct Serial(AtomicU64);
 
-fn next_serial() -> u64 {
-    NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+
+impl Serial {
+    fn new() -> Self {
+        Serial(AtomicU64::new(NEXT_SERIAL.fetch_add(1, Ordering::Relaxed)))
+    }
+}
+
+impl Clone for Serial {
+    fn clone(&self) -> Self {
+        Serial(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 impl std::fmt::Debug for Vocab {
@@ -160,7 +173,7 @@ impl Vocab {
             n_mergeable,
             max_token_len,
             backtrack: Default::default(),
-            serial: next_serial(),
+            serial: Serial::new(),
         };
         vocab.special_ids.sort_unstable();
         vocab.special_ids.dedup();
@@ -194,7 +207,7 @@ impl Vocab {
             n_mergeable,
             max_token_len,
             backtrack: Default::default(),
-            serial: next_serial(),
+            serial: Serial::new(),
             spans,
             blob,
         };
@@ -358,7 +371,13 @@ impl Vocab {
     /// as it holds the same tokens).
     #[inline]
     pub fn serial(&self) -> u64 {
-        self.serial
+        self.serial.0.load(Ordering::Relaxed)
+    }
+
+    /// Gives the table a new serial, so that no thread's kept piece cache is used for it again
+    /// (each is freed when its thread next encodes): `Encoding.clear_cache`.
+    pub fn forget_cached(&self) {
+        self.serial.0.store(NEXT_SERIAL.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
     }
 
     pub fn max_token_len(&self) -> usize {

@@ -241,6 +241,12 @@ impl CoreBPE {
         crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
     }
 
+    /// Forgets the merged pieces that threads keep between calls for this encoding
+    /// (`Vocab::forget_cached`; the memory is freed as each thread next encodes).
+    fn clear_cache(&self) {
+        self.inner.vocab().forget_cached();
+    }
+
     fn encode_single_piece(&self, piece: &[u8]) -> Vec<u32> {
         self.inner.encode_single_piece(piece)
     }
