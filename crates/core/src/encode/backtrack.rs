@@ -76,7 +76,8 @@ pub struct Backtrack {
     /// A trie of the mergeable tokens, breadth first, so each node's children are contiguous
     /// (sorted by byte). Node 0 is the root; nodes 1..=256 are the single bytes. Per node, one
     /// cache line: [first child (22 bits) | child count (9 bits) | is a token (1 bit), the
-    /// candidate token that ends here or NONE].
+    /// candidate token that ends here or NONE]; after the build, the candidate's *record* in
+    /// `rec` rather than its id.
     node: Vec<[u32; 2]>,
     /// The byte leading to each node (children's bytes are contiguous, so one line to scan).
     byte: Vec<u8>,
@@ -84,13 +85,28 @@ pub struct Backtrack {
     d2: Vec<u32>,
     /// Two-byte string -> its rank (or NONE): the pair lookup the walk makes most.
     rank2: Vec<u32>,
-    /// Per token id.
+    /// Per candidate token, everything the walk reads about it in one place, so that a test
+    /// of two tokens touches two short runs of memory (usually a cache line each) instead of a
+    /// per-id record and two spines elsewhere. The walk, the trie and the stack hold record
+    /// offsets, not ids. A record: `[id | len << 24, kind, next shorter candidate prefix (a
+    /// record, or NONE), right spine..., END, left spine..., END]` (spines as below; empty for
+    /// single bytes and IRREGULAR tokens).
+    rec: Vec<u32>,
+    /// Token id -> its record, or NONE when the token is not a candidate.
+    rec_of: Vec<u32>,
+    max_len: usize,
+    // Build-time only (emptied when `rec` is made): per token id, its kind and spines, and the
+    // longest proper prefix that is a candidate (by id).
     info: Vec<Info>,
-    /// The longest proper prefix of the token that is a candidate, or NONE.
     next_prefix: Vec<u32>,
     spines: Vec<u32>,
-    max_len: usize,
 }
+
+/// Record layout (see `Backtrack::rec`).
+const REC_HEAD: u32 = 0;
+const REC_KIND: usize = 1;
+const REC_NEXT: usize = 2;
+const REC_SPINES: usize = 3;
 
 /// What the walk needs to know of a token, in one place.
 #[derive(Clone, Copy, Default)]
@@ -139,6 +155,8 @@ impl Backtrack {
             info,
             next_prefix: vec![NONE; table],
             spines: vec![END], // offset 0: the empty spine of a single byte
+            rec: Vec::new(),
+            rec_of: vec![NONE; table],
             max_len: vocab.max_token_len(),
         };
         for &(b, id) in &toks {
@@ -189,7 +207,48 @@ impl Backtrack {
                 e.node[node][1] = NONE;
             }
         }
+        e.make_records()?;
         Some(e)
+    }
+
+    /// Lays out the records (see `rec`), points the trie and the prefix links at them, and
+    /// frees the per-id tables. `None` if the records do not fit 24-bit offsets (the walk's
+    /// stack packs one with an 8-bit length); real tables use a few percent of that.
+    fn make_records(&mut self) -> Option<()> {
+        let mut rec = Vec::new();
+        for (id, i) in self.info.iter().enumerate() {
+            if i.len == 0 || i.kind == NOT_CANDIDATE {
+                continue;
+            }
+            self.rec_of[id] = rec.len() as u32;
+            // The kind word also says where the left spine starts (after the right one's END).
+            let rcnt = if i.kind == MONOTONE { i.rcnt as u32 } else { 0 };
+            let left = REC_SPINES as u32 + rcnt + 1;
+            rec.extend_from_slice(&[id as u32 | (i.len as u32) << ID_BITS, i.kind as u32 | left << 8, NONE]);
+            if i.kind == MONOTONE {
+                rec.extend_from_slice(&self.spines[i.right as usize..=(i.right + i.rcnt as u32) as usize]);
+                rec.extend_from_slice(&self.spines[i.left as usize..=(i.left + i.lcnt as u32) as usize]);
+            } else {
+                rec.extend_from_slice(&[END, END]);
+            }
+        }
+        if rec.len() >= ID_MASK as usize {
+            return None;
+        }
+        for (id, &r) in self.rec_of.iter().enumerate() {
+            if r != NONE {
+                let p = self.next_prefix[id];
+                rec[r as usize + REC_NEXT] = if p == NONE { NONE } else { self.rec_of[p as usize] };
+            }
+        }
+        for n in &mut self.node {
+            if n[1] != NONE {
+                n[1] = self.rec_of[n[1] as usize];
+            }
+        }
+        self.rec = rec;
+        (self.info, self.next_prefix, self.spines) = (Vec::new(), Vec::new(), Vec::new());
+        Some(())
     }
 
     /// `prefixes`: the candidate tokens that are proper prefixes of this one, shortest first.
@@ -216,7 +275,8 @@ impl Backtrack {
                 continue;
             }
             work += bytes.len();
-            if self.crosses(vocab, bytes, k, a, b, usize::MAX) {
+            let (right, left) = (&self.spines[self.info[a as usize].right as usize..], &self.spines[self.info[b as usize].left as usize..]);
+            if self.crosses(vocab, bytes, k, right, left, usize::MAX) {
                 continue;
             }
             let entry = id | (bytes.len() as u32) << ID_BITS;
@@ -322,6 +382,8 @@ impl Backtrack {
             active = next_active;
             depth += 1;
         }
+        // Padding for `child`, which reads the children's bytes eight at a time.
+        self.byte.extend_from_slice(&[0; 8]);
         self.node = (0..first.len())
             .map(|n| {
                 let tok = if cand[n] != NONE { IS_TOKEN } else { 0 };
@@ -334,27 +396,41 @@ impl Backtrack {
     fn child(&self, node: usize, b: u8) -> Option<u32> {
         let w = self.node[node][0];
         let first = (w & FIRST_MASK) as usize;
-        let kids = &self.byte[first..first + ((w & !IS_TOKEN) >> FIRST_BITS) as usize];
-        if kids.len() <= 8 {
-            kids.iter().position(|&x| x == b).map(|k| (first + k) as u32)
-        } else {
-            kids.binary_search(&b).ok().map(|k| (first + k) as u32)
+        let count = ((w & !IS_TOKEN) >> FIRST_BITS) as usize;
+        // Eight children's bytes at a time (`byte` is padded by 8): a byte equal to `b` becomes
+        // zero after the XOR, and the lowest high bit of the zero-byte test marks the first one
+        // exactly (the test can misfire only above a true zero byte). No loop over the bytes,
+        // so no branch whose outcome depends on where the child is.
+        let pattern = u64::from_le_bytes([b; 8]);
+        let mut k = 0;
+        while k < count {
+            let chunk = u64::from_le_bytes(self.byte[first + k..first + k + 8].try_into().unwrap());
+            let x = chunk ^ pattern;
+            let zero = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+            if zero != 0 {
+                let at = k + (zero.trailing_zeros() / 8) as usize;
+                return if at < count { Some((first + at) as u32) } else { None };
+            }
+            k += 8;
         }
+        None
     }
 
     /// The longest candidate token that starts at `text[pos]` (there is always one: every
-    /// single byte is a candidate), and the length of the longest token of any kind there.
+    /// single byte is a candidate), its length (the depth of its node, so the walk needs no
+    /// per-token record to know where it ends), and the length of the longest token of any
+    /// kind there.
     #[inline]
-    fn longest(&self, text: &[u8], pos: usize) -> (u32, usize) {
+    fn longest(&self, text: &[u8], pos: usize) -> (u32, usize, usize) {
         let b0 = text[pos];
         let mut best = self.node[1 + b0 as usize][1];
-        let mut reach = 1;
+        let (mut best_len, mut reach) = (1, 1);
         if pos + 1 == text.len() {
-            return (best, reach);
+            return (best, best_len, reach);
         }
         let mut node = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
         if node == NONE {
-            return (best, reach);
+            return (best, best_len, reach);
         }
         let end = text.len().min(pos + self.max_len);
         let mut i = pos + 2;
@@ -362,16 +438,17 @@ impl Backtrack {
             let [w, c] = self.node[node as usize];
             if c != NONE {
                 best = c;
+                best_len = i - pos;
             }
             if w & IS_TOKEN != 0 {
                 reach = i - pos;
             }
             if i == end {
-                return (best, reach);
+                return (best, best_len, reach);
             }
             match self.child(node as usize, text[i]) {
                 Some(n) => node = n,
-                None => return (best, reach),
+                None => return (best, best_len, reach),
             }
             i += 1;
         }
@@ -389,14 +466,14 @@ impl Backtrack {
 
     /// Whether, in the run of the definition on the bytes of two MONOTONE tokens `u t` (u ends
     /// and t starts at `text[s]`), some merge crosses their boundary before both are built.
+    /// `right`: u's right spine, `left`: t's left spine, each ending in END.
     /// `reach`: no token that starts where u does is longer than this.
     #[inline]
-    fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize) -> bool {
-        let (iu, it) = (self.info[u as usize], self.info[t as usize]);
-        let (mut r, mut l) = (iu.right as usize, it.left as usize);
+    fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, right: &[u32], left: &[u32], reach: usize) -> bool {
+        let (mut r, mut l) = (0, 0);
         let (mut plen, mut qlen) = (1, 1);
         loop {
-            let (eu, et) = (self.spines[r], self.spines[l]);
+            let (eu, et) = (right[r], left[l]);
             let (nu, nt) = (spine_id(eu), spine_id(et));
             if eu == END && et == END {
                 return false;
@@ -419,22 +496,28 @@ impl Backtrack {
         }
     }
 
-    /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `reach` is the length
-    /// of the longest token that starts where u does (so u t, if longer, is no token).
+    /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `u` and `t` are
+    /// records. `reach` is the length of the longest token that starts where u does (so u t,
+    /// if longer, is no token).
     #[inline]
     #[allow(clippy::too_many_arguments)] // the hot path's state, passed in registers
     fn compatible(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize, scratch: &mut Vec<u32>) -> bool {
-        let (iu, it) = (self.info[u as usize], self.info[t as usize]);
-        let (lu, lt) = (iu.len as usize, it.len as usize);
-        if iu.kind == MONOTONE && it.kind == MONOTONE {
-            if self.crosses(vocab, text, s, u, t, reach) {
+        let (u, t) = (u as usize, t as usize);
+        let (hu, ht) = (self.rec[u + REC_HEAD as usize], self.rec[t + REC_HEAD as usize]);
+        let (lu, lt) = (spine_len(hu), spine_len(ht));
+        let (ku, kt) = (self.rec[u + REC_KIND], self.rec[t + REC_KIND]);
+        if ku & 0xff == MONOTONE as u32 && kt & 0xff == MONOTONE as u32 {
+            // u's right spine starts the record's spines; t's left spine follows its right one.
+            let right = &self.rec[u + REC_SPINES..];
+            let left = &self.rec[t + (kt >> 8) as usize..];
+            if self.crosses(vocab, text, s, right, left, reach) {
                 return false;
             }
             return lu + lt > reach || self.rank_of(vocab, text, s - lu, s + lt) == NONE;
         }
         scratch.clear();
         exact(vocab, &text[s - lu..s + lt], scratch);
-        scratch[..] == [u, t]
+        scratch[..] == [spine_id(hu), spine_id(ht)]
     }
 
     /// Encodes `text` (at least two bytes) into `out`. Returns false, having written nothing,
@@ -442,20 +525,21 @@ impl Backtrack {
     /// uses the bucket engine.
     pub fn encode<S: Sink>(&self, vocab: &Vocab, text: &[u8], out: &mut S) -> bool {
         let n = text.len();
-        // The kept tokens (id in the low 24 bits), each with the length of the longest token
-        // starting where it does (high 8 bits): one stream of memory instead of two.
+        // The kept tokens (their records, in the low 24 bits), each with the length of the
+        // longest token starting where it does (high 8 bits): one stream of memory, not two.
         let mut stack: Vec<u32> = Vec::with_capacity(n / 2 + 16);
         let mut dead = vec![0u64; n / 64 + 1];
         let mut scratch = Vec::new();
-        // A direct-mapped memo of compatibility tests (key u << 24 | t, the answer in bit 63):
+        // A direct-mapped memo of compatibility tests (key u << 24 | t of the records, the answer
+        // in bit 63):
         // long runs repeat the same few pairs, random text a few thousand short ones.
         // Sized to the piece, so a piece of a few hundred bytes does not clear 32 KB.
         let bits = (usize::BITS - n.leading_zeros()).clamp(6, MEMO_BITS);
         let mut memo = vec![u64::MAX; 1 << bits];
         let mut pos = 0;
-        let (mut cand, mut here) = self.longest(text, 0);
+        let (mut cand, mut len, mut here) = self.longest(text, 0);
         loop {
-            let end = pos + self.info[cand as usize].len as usize;
+            let end = pos + len;
             let ok = dead[end / 64] >> (end % 64) & 1 == 0
                 && match stack.last().map(|&w| (w & ID_MASK, w >> ID_BITS)) {
                     None => true,
@@ -482,10 +566,10 @@ impl Backtrack {
                 if pos == n {
                     break;
                 }
-                (cand, here) = self.longest(text, pos);
+                (cand, len, here) = self.longest(text, pos);
                 continue;
             }
-            cand = self.next_prefix[cand as usize];
+            cand = self.rec[cand as usize + REC_NEXT];
             while cand == NONE {
                 // Nothing continues from here: remember, and step back one token.
                 dead[pos / 64] |= 1 << (pos % 64);
@@ -493,21 +577,22 @@ impl Backtrack {
                     debug_assert!(false, "the walk found no encoding");
                     return false;
                 };
-                let last = w & ID_MASK;
-                pos -= self.info[last as usize].len as usize;
+                let last = (w & ID_MASK) as usize;
+                pos -= spine_len(self.rec[last]);
                 here = (w >> ID_BITS) as usize;
-                cand = self.next_prefix[last as usize];
+                cand = self.rec[last + REC_NEXT];
             }
+            len = spine_len(self.rec[cand as usize]);
         }
         for w in &mut stack {
-            *w &= ID_MASK;
+            *w = self.rec[(*w & ID_MASK) as usize] & ID_MASK;
         }
         out.extend(&stack);
         true
     }
 }
 
-const MEMO_BITS: u32 = 12;
+const MEMO_BITS: u32 = 8;
 
 /// The definition, run on a few hundred bytes at most (exact for any table).
 fn exact(vocab: &Vocab, bytes: &[u8], out: &mut Vec<u32>) {
@@ -614,21 +699,22 @@ mod tests {
     fn check_table(v: &Vocab, rng: &mut Rng, alphabet: &[u8], what: &str) {
         let engine = Backtrack::build(v).unwrap();
         // The compatibility test against the definition, for every pair of candidates.
-        let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.info[t as usize].kind != NOT_CANDIDATE).collect();
+        let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.rec_of[t as usize] != NONE).collect();
         let short: Vec<u32> = cands.iter().copied().filter(|&t| t >= 256 || alphabet.contains(&(t as u8))).collect();
         let mut scratch = Vec::new();
         for &u in &short {
             for &t in &short {
                 let text = [v.token(u).unwrap(), v.token(t).unwrap()].concat();
-                let s = engine.info[u as usize].len as usize;
+                let s = v.token(u).unwrap().len();
                 let want = merge_reference(v, &text) == [u, t];
-                assert_eq!(engine.compatible(v, &text, s, u, t, usize::MAX, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
+                let (ru, rt) = (engine.rec_of[u as usize], engine.rec_of[t as usize]);
+                assert_eq!(engine.compatible(v, &text, s, ru, rt, usize::MAX, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
             }
         }
         // Which tokens are candidates: exactly those that encode to themselves.
         for t in 0..v.table_len() as u32 {
             let want = merge_reference(v, v.token(t).unwrap()) == [t];
-            assert_eq!(engine.info[t as usize].kind != NOT_CANDIDATE, want, "{what}: token {t}");
+            assert_eq!(engine.rec_of[t as usize] != NONE, want, "{what}: token {t}");
         }
         // Whole texts.
         for len in [1, 2, 3, 5, 9, 17, 40, 129, 300] {
@@ -737,14 +823,15 @@ mod real_tables {
             let t0 = std::time::Instant::now();
             let e = Backtrack::build(&v).unwrap();
             let built = t0.elapsed();
-            let count = |k: u8| e.info.iter().filter(|x| x.len > 0 && x.kind == k).count();
+            let kind = |r: u32| if r == NONE { NOT_CANDIDATE } else { e.rec[r as usize + REC_KIND] as u8 };
+            let count = |k: u8| (0..v.table_len()).filter(|&t| v.token(t as u32).is_some() && kind(e.rec_of[t]) == k).count();
             eprintln!(
-                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {}, spine entries {}",
+                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {}, record words {}",
                 count(MONOTONE),
                 count(IRREGULAR),
                 count(NOT_CANDIDATE),
                 e.node.len(),
-                e.spines.len()
+                e.rec.len()
             );
             let mut x: u64 = 0x9e3779b97f4a7c15;
             let mut rnd = |m: u64| {
