@@ -81,8 +81,11 @@ pub struct Backtrack {
     node: Vec<[u32; 2]>,
     /// The byte leading to each node (children's bytes are contiguous, so one line to scan).
     byte: Vec<u8>,
-    /// Two-byte prefix -> node (or NONE): the fan-out near the root is wide.
-    d2: Vec<u32>,
+    /// The children of nodes with more than eight, as bitmaps.
+    wide: Vec<Wide>,
+    /// Two-byte prefix -> a copy of its node (an empty node when no token starts with it): the
+    /// fan-out near the root is wide, and a copy saves the walk one dependent load per token.
+    d2: Vec<[u32; 2]>,
     /// Two-byte string -> its rank (or NONE): the pair lookup the walk makes most.
     rank2: Vec<u32>,
     /// Per candidate token, everything the walk reads about it in one place, so that a test
@@ -100,6 +103,7 @@ pub struct Backtrack {
     info: Vec<Info>,
     next_prefix: Vec<u32>,
     spines: Vec<u32>,
+    d2_node: Vec<u32>,
 }
 
 /// Record layout (see `Backtrack::rec`).
@@ -119,6 +123,19 @@ struct Info {
     len: u8,
     kind: u8,
 }
+
+/// The children of a node with many: which bytes lead to one, the first child's node, and
+/// how many children the bitmap's earlier words hold.
+#[derive(Clone, Copy)]
+struct Wide {
+    bits: [u64; 4],
+    first: u32,
+    below: [u8; 4],
+}
+
+/// The child count that marks a node whose `first` field indexes `wide` (real counts are at
+/// most 256).
+const WIDE: u32 = 511;
 
 const FIRST_BITS: u32 = 22;
 const FIRST_MASK: u32 = (1 << FIRST_BITS) - 1;
@@ -150,11 +167,13 @@ impl Backtrack {
         let mut e = Backtrack {
             node: Vec::new(),
             byte: Vec::new(),
-            d2: vec![NONE; 1 << 16],
+            d2: Vec::new(),
+            d2_node: vec![NONE; 1 << 16],
             rank2: vec![NONE; 1 << 16],
             info,
             next_prefix: vec![NONE; table],
             spines: vec![END], // offset 0: the empty spine of a single byte
+            wide: Vec::new(),
             rec: Vec::new(),
             rec_of: vec![NONE; table],
             max_len: vocab.max_token_len(),
@@ -247,7 +266,8 @@ impl Backtrack {
             }
         }
         self.rec = rec;
-        (self.info, self.next_prefix, self.spines) = (Vec::new(), Vec::new(), Vec::new());
+        self.d2 = self.d2_node.iter().map(|&n| if n == NONE { [0, NONE] } else { self.node[n as usize] }).collect();
+        (self.info, self.next_prefix, self.spines, self.d2_node) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         Some(())
     }
 
@@ -367,7 +387,7 @@ impl Backtrack {
                         }
                         nchild[p] += 1;
                         if depth == 1 {
-                            self.d2[(bytes[0] as usize) << 8 | b as usize] = n;
+                            self.d2_node[(bytes[0] as usize) << 8 | b as usize] = n;
                         }
                         last = Some((parent, b, n));
                         n
@@ -384,36 +404,61 @@ impl Backtrack {
         }
         // Padding for `child`, which reads the children's bytes eight at a time.
         self.byte.extend_from_slice(&[0; 8]);
+        // A node of more than eight children gets a bitmap of its children's bytes instead
+        // (its word holds the bitmap's index and the count WIDE), so every child is found
+        // with one load and a popcount, never a loop.
         self.node = (0..first.len())
             .map(|n| {
                 let tok = if cand[n] != NONE { IS_TOKEN } else { 0 };
-                [first[n] | nchild[n] << FIRST_BITS | tok, cand[n]]
+                let (f, c) = (first[n], nchild[n]);
+                if c <= 8 {
+                    return [f | c << FIRST_BITS | tok, cand[n]];
+                }
+                let mut w = Wide { bits: [0; 4], first: f, below: [0; 4] };
+                for &b in &self.byte[f as usize..(f + c) as usize] {
+                    w.bits[b as usize / 64] |= 1 << (b % 64);
+                }
+                for k in 1..4 {
+                    w.below[k] = w.below[k - 1] + w.bits[k - 1].count_ones() as u8;
+                }
+                self.wide.push(w);
+                [(self.wide.len() - 1) as u32 | WIDE << FIRST_BITS | tok, cand[n]]
             })
             .collect();
     }
 
     #[inline(always)]
     fn child(&self, node: usize, b: u8) -> Option<u32> {
-        let w = self.node[node][0];
+        self.child_of(self.node[node][0], b)
+    }
+
+    /// The child by byte `b` of the node whose first word is `w`.
+    #[inline(always)]
+    fn child_of(&self, w: u32, b: u8) -> Option<u32> {
         let first = (w & FIRST_MASK) as usize;
-        let count = ((w & !IS_TOKEN) >> FIRST_BITS) as usize;
-        // Eight children's bytes at a time (`byte` is padded by 8): a byte equal to `b` becomes
-        // zero after the XOR, and the lowest high bit of the zero-byte test marks the first one
-        // exactly (the test can misfire only above a true zero byte). No loop over the bytes,
-        // so no branch whose outcome depends on where the child is.
-        let pattern = u64::from_le_bytes([b; 8]);
-        let mut k = 0;
-        while k < count {
-            let chunk = u64::from_le_bytes(self.byte[first + k..first + k + 8].try_into().unwrap());
-            let x = chunk ^ pattern;
-            let zero = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
-            if zero != 0 {
-                let at = k + (zero.trailing_zeros() / 8) as usize;
-                return if at < count { Some((first + at) as u32) } else { None };
+        let count = (w & !IS_TOKEN) >> FIRST_BITS;
+        if count == WIDE {
+            let wide = &self.wide[first];
+            let (word, bit) = (wide.bits[b as usize / 64], b % 64);
+            if word >> bit & 1 == 0 {
+                return None;
             }
-            k += 8;
+            let below = wide.below[b as usize / 64] as u32 + (word & ((1 << bit) - 1)).count_ones();
+            return Some(wide.first + below);
         }
-        None
+        // The (at most eight) children's bytes in one word (`byte` is padded by 8): a byte equal
+        // to `b` becomes zero after the XOR, and the lowest high bit of the zero-byte test marks
+        // the first one exactly (the test can misfire only above a true zero byte). No loop
+        // over the bytes, so no branch whose outcome depends on where the child is.
+        let chunk = u64::from_le_bytes(self.byte[first..first + 8].try_into().unwrap());
+        let x = chunk ^ u64::from_le_bytes([b; 8]);
+        let zero = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+        let at = (zero.trailing_zeros() / 8) as usize;
+        if at < count as usize {
+            Some((first + at) as u32)
+        } else {
+            None
+        }
     }
 
     /// The longest candidate token that starts at `text[pos]` (there is always one: every
@@ -425,17 +470,14 @@ impl Backtrack {
         let b0 = text[pos];
         let mut best = self.node[1 + b0 as usize][1];
         let (mut best_len, mut reach) = (1, 1);
-        if pos + 1 == text.len() {
+        if pos + 1 == text.len() || self.max_len < 2 {
             return (best, best_len, reach);
         }
-        let mut node = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
-        if node == NONE {
-            return (best, best_len, reach);
-        }
+        // Depth 2 from the copy in `d2` (an absent prefix is a node with no token and no child).
+        let [mut w, mut c] = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
         let end = text.len().min(pos + self.max_len);
         let mut i = pos + 2;
         loop {
-            let [w, c] = self.node[node as usize];
             if c != NONE {
                 best = c;
                 best_len = i - pos;
@@ -446,8 +488,8 @@ impl Backtrack {
             if i == end {
                 return (best, best_len, reach);
             }
-            match self.child(node as usize, text[i]) {
-                Some(n) => node = n,
+            match self.child_of(w, text[i]) {
+                Some(n) => [w, c] = self.node[n as usize],
                 None => return (best, best_len, reach),
             }
             i += 1;
@@ -826,11 +868,12 @@ mod real_tables {
             let kind = |r: u32| if r == NONE { NOT_CANDIDATE } else { e.rec[r as usize + REC_KIND] as u8 };
             let count = |k: u8| (0..v.table_len()).filter(|&t| v.token(t as u32).is_some() && kind(e.rec_of[t]) == k).count();
             eprintln!(
-                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {}, record words {}",
+                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {} ({} wide), record words {}",
                 count(MONOTONE),
                 count(IRREGULAR),
                 count(NOT_CANDIDATE),
                 e.node.len(),
+                e.wide.len(),
                 e.rec.len()
             );
             let mut x: u64 = 0x9e3779b97f4a7c15;
