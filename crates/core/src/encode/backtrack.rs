@@ -106,6 +106,20 @@ pub struct Backtrack {
     d2_node: Vec<u32>,
 }
 
+/// The result of the longest-token walk at one position. The walk is a function of the bytes
+/// it read, `text[pos..pos + seen]`, as long as it did not stop at the end of the text (then
+/// `seen` is NOT_AGAIN): any position followed by the same `seen` bytes walks the same way,
+/// so a run of one character (or any repeat) need not walk the trie again.
+#[derive(Clone, Copy)]
+struct Walk {
+    cand: u32,
+    len: usize,
+    reach: usize,
+    seen: usize,
+}
+
+const NOT_AGAIN: usize = usize::MAX / 2;
+
 /// Record layout (see `Backtrack::rec`).
 const REC_HEAD: u32 = 0;
 const REC_KIND: usize = 1;
@@ -176,7 +190,9 @@ impl Backtrack {
             wide: Vec::new(),
             rec: Vec::new(),
             rec_of: vec![NONE; table],
-            max_len: vocab.max_token_len(),
+            // At least 2, so the walk's bound `pos + max_len` always covers the two bytes it
+            // reads through `d2` (a table of single bytes has an empty `d2`).
+            max_len: vocab.max_token_len().max(2),
         };
         for &(b, id) in &toks {
             if b.len() == 2 {
@@ -463,35 +479,39 @@ impl Backtrack {
 
     /// The longest candidate token that starts at `text[pos]` (there is always one: every
     /// single byte is a candidate), its length (the depth of its node, so the walk needs no
-    /// per-token record to know where it ends), and the length of the longest token of any
-    /// kind there.
+    /// per-token record to know where it ends), the length of the longest token of any kind
+    /// there, and how many bytes the walk read (see [`Walk`]).
     #[inline(always)] // called once per token: the call's register saves were a fifth of it
-    fn longest(&self, text: &[u8], pos: usize) -> (u32, usize, usize) {
+    fn longest(&self, text: &[u8], pos: usize) -> Walk {
         let b0 = text[pos];
-        let mut best = self.node[1 + b0 as usize][1];
-        let (mut best_len, mut reach) = (1, 1);
-        // (A table whose tokens are all single bytes has an empty `d2`: the walk stops there.)
+        let mut w = Walk { cand: self.node[1 + b0 as usize][1], len: 1, reach: 1, seen: NOT_AGAIN };
         if pos + 1 == text.len() {
-            return (best, best_len, reach);
+            return w;
         }
-        // Depth 2 from the copy in `d2` (an absent prefix is a node with no token and no child).
-        let [mut w, mut c] = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
+        // Depth 2 from the copy in `d2` (an absent prefix is a node with no token and no child;
+        // a table whose tokens are all single bytes has an empty `d2`, so the walk stops there).
+        let [mut word, mut c] = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
         let end = text.len().min(pos + self.max_len);
         let mut i = pos + 2;
         loop {
             if c != NONE {
-                best = c;
-                best_len = i - pos;
+                (w.cand, w.len) = (c, i - pos);
             }
-            if w & IS_TOKEN != 0 {
-                reach = i - pos;
+            if word & IS_TOKEN != 0 {
+                w.reach = i - pos;
             }
             if i == end {
-                return (best, best_len, reach);
+                // Stopped by the longest token's length: a walk elsewhere over the same bytes
+                // stops there too; stopped by the end of the text: no other walk is the same.
+                w.seen = if i - pos == self.max_len { self.max_len } else { NOT_AGAIN };
+                return w;
             }
-            match self.child_of(w, text[i]) {
-                Some(n) => [w, c] = self.node[n as usize],
-                None => return (best, best_len, reach),
+            match self.child_of(word, text[i]) {
+                Some(n) => [word, c] = self.node[n as usize],
+                None => {
+                    w.seen = i - pos + 1;
+                    return w;
+                }
             }
             i += 1;
         }
@@ -580,7 +600,14 @@ impl Backtrack {
         let bits = (usize::BITS - n.leading_zeros()).clamp(6, MEMO_BITS);
         let mut memo = vec![u64::MAX; 1 << bits];
         let mut pos = 0;
-        let (mut cand, mut len, mut here) = self.longest(text, 0);
+        // The last walk that started inside a run of one byte, and where: such runs walk the
+        // same bytes each time, which a comparison of those bytes confirms faster than a trie
+        // walk. Kept as the start, the bytes read and the result packed in one word (few
+        // registers are free in this loop). Walks that start after a different byte (nearly
+        // all in random text) are neither kept nor checked: the bookkeeping on every walk cost
+        // random letters and CJK about a tenth.
+        let Walk { mut cand, mut len, reach: mut here, .. } = self.longest(text, 0);
+        let (mut last_pos, mut last_seen, mut last) = (0, NOT_AGAIN, 0u64);
         loop {
             let end = pos + len;
             let ok = dead[end / 64] >> (end % 64) & 1 == 0
@@ -609,7 +636,18 @@ impl Backtrack {
                 if pos == n {
                     break;
                 }
-                (cand, len, here) = self.longest(text, pos);
+                if text[pos] != text[pos - 1] {
+                    // (A call of its own, so that nothing of the bookkeeping is left in it.)
+                    let w = self.longest(text, pos);
+                    (cand, len, here) = (w.cand, w.len, w.reach);
+                } else if last_seen <= n - pos && text[pos] == text[last_pos] && same_bytes(text, pos, last_pos, last_seen) {
+                    (cand, len, here) = (last as u32, (last >> 32) as u8 as usize, (last >> 40) as u8 as usize);
+                } else {
+                    let w = self.longest(text, pos);
+                    (cand, len, here) = (w.cand, w.len, w.reach);
+                    (last_pos, last_seen) = (pos, w.seen);
+                    last = cand as u64 | (len as u64) << 32 | (here as u64) << 40;
+                }
                 continue;
             }
             cand = self.rec[cand as usize + REC_NEXT];
@@ -636,6 +674,20 @@ impl Backtrack {
 }
 
 const MEMO_BITS: u32 = 8;
+
+/// Whether `text[a..a + k]` and `text[b..b + k]` are equal (both in the text, k >= 1): one
+/// masked compare of two 8-byte loads for the few bytes most walks read.
+#[inline(always)]
+fn same_bytes(text: &[u8], a: usize, b: usize, k: usize) -> bool {
+    let n = text.len();
+    if k <= 8 && a + 8 <= n && b + 8 <= n {
+        let load = |i: usize| u64::from_le_bytes(text[i..i + 8].try_into().unwrap());
+        // Little-endian: the first k bytes are the low 8k bits.
+        (load(a) ^ load(b)) << (64 - 8 * k) == 0
+    } else {
+        text[a..a + k] == text[b..b + k]
+    }
+}
 
 /// The definition, run on a few hundred bytes at most (exact for any table).
 fn exact(vocab: &Vocab, bytes: &[u8], out: &mut Vec<u32>) {
@@ -821,6 +873,31 @@ mod tests {
                 let mut want = Vec::new();
                 crate::encode::bucket::merge_buckets(&v, &text, &mut want);
                 assert_eq!(run(&v, &text), want, "order {order}, n {n}");
+            }
+        }
+    }
+
+    /// Repeats reuse the last trie walk when the bytes it read recur (`Walk::seen`): runs that
+    /// end in other bytes or at the end of the text, periodic texts, and a table whose longest
+    /// token is a single byte.
+    #[test]
+    fn repeated_walks() {
+        let mut rng = Rng(0x6a09e667f3bcc908);
+        let toks: Vec<Vec<u8>> = ["aa", "aaa", "aaaa", "ab", "aab", "ba", "abab", "ababa", "bb", "aaaaaaaaaaab", "aaaaaaaaaa"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let tables = [vocab(&toks), vocab(&random_table(&mut rng, b"ab", 40)), vocab(&[])];
+        for v in &tables {
+            for unit in ["a", "ab", "aab", "abb", "aaaaaaaaaab"] {
+                for n in [129, 130, 131, 300, 1001] {
+                    for tail in ["", "b", "a", "ba", "aaaaaaaaaaa"] {
+                        let text: Vec<u8> = unit.bytes().cycle().take(n).chain(tail.bytes()).collect();
+                        let mut want = Vec::new();
+                        crate::encode::bucket::merge_buckets(v, &text, &mut want);
+                        assert_eq!(run(v, &text), want, "{unit:?} x {n} + {tail:?}");
+                    }
+                }
             }
         }
     }
