@@ -246,6 +246,13 @@ impl Backtrack {
         Some(e)
     }
 
+    /// The memory the engine holds (its tables' lengths; capacity slack aside).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(&self.node[..]) + size_of_val(&self.byte[..]) + size_of_val(&self.wide[..]) + size_of_val(&self.d2[..])
+            + size_of_val(&self.rank2[..]) + size_of_val(&self.rec[..]) + size_of_val(&self.rec_of[..])
+    }
+
     /// Lays out the records (see `rec`), points the trie and the prefix links at them, and
     /// frees the per-id tables. `None` if the records do not fit 24-bit offsets (the walk's
     /// stack packs one with an 8-bit length); real tables use a few percent of that.
@@ -946,13 +953,14 @@ mod real_tables {
             let kind = |r: u32| if r == NONE { NOT_CANDIDATE } else { e.rec[r as usize + REC_KIND] as u8 };
             let count = |k: u8| (0..v.table_len()).filter(|&t| v.token(t as u32).is_some() && kind(e.rec_of[t]) == k).count();
             eprintln!(
-                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {} ({} wide), record words {}",
+                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {} ({} wide), record words {}; {} bytes",
                 count(MONOTONE),
                 count(IRREGULAR),
                 count(NOT_CANDIDATE),
                 e.node.len(),
                 e.wide.len(),
-                e.rec.len()
+                e.rec.len(),
+                e.heap_bytes()
             );
             let mut x: u64 = 0x9e3779b97f4a7c15;
             let mut rnd = |m: u64| {
