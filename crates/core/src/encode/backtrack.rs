@@ -38,10 +38,14 @@
 //! Cost: every position is the end of at most one kept prefix, and each (position, candidate)
 //! pair is tried at most once, so O(n * c) candidate tries for c = the most tokens that start at
 //! one position (a property of the table), each an O(spine) test; with the per-call memo of
-//! recent pairs, the runs of one character cost a trie walk per token. Built lazily, on the first
-//! piece that needs it, so start-up pays nothing. Tables outside the packed layout (ids of 2^24
-//! or more, tokens over 255 bytes, a 4 MiB blob) or over the build's work budget (many long
-//! tokens that are not monotone) keep the bucket engine ([`super::bucket`]).
+//! recent pairs and the reuse of the last walk inside a run of one byte (a walk is a function
+//! of the bytes it read), the runs of one character cost a comparison of about one token's
+//! bytes per token. Per token, the walk and the test read a trie node or two, a per-token
+//! record (length, prefix link and both spines together) and a pair lookup or two. Built
+//! lazily, on the first piece that needs it, so start-up pays nothing. Tables outside the
+//! packed layout (ids of 2^24 or more, tokens over 255 bytes, a 4 MiB blob) or over the
+//! build's work budget (many long tokens that are not monotone) keep the bucket engine
+//! ([`super::bucket`]).
 
 use std::sync::{Arc, OnceLock};
 
@@ -318,7 +322,8 @@ impl Backtrack {
                 continue;
             }
             work += bytes.len();
-            let (right, left) = (&self.spines[self.info[a as usize].right as usize..], &self.spines[self.info[b as usize].left as usize..]);
+            let right = &self.spines[self.info[a as usize].right as usize..];
+            let left = &self.spines[self.info[b as usize].left as usize..];
             if self.crosses(vocab, bytes, k, right, left, usize::MAX) {
                 continue;
             }
@@ -601,9 +606,9 @@ impl Backtrack {
         let mut dead = vec![0u64; n / 64 + 1];
         let mut scratch = Vec::new();
         // A direct-mapped memo of compatibility tests (key u << 24 | t of the records, the answer
-        // in bit 63):
-        // long runs repeat the same few pairs, random text a few thousand short ones.
-        // Sized to the piece, so a piece of a few hundred bytes does not clear 32 KB.
+        // in bit 63): long runs repeat the same few pairs. At most 256 entries (2 KB): random
+        // letters hit any size of it about 1% of the time, and 4096 entries filled L1. Sized
+        // to the piece, so a short one clears less.
         let bits = (usize::BITS - n.leading_zeros()).clamp(6, MEMO_BITS);
         let mut memo = vec![u64::MAX; 1 << bits];
         let mut pos = 0;
@@ -647,7 +652,10 @@ impl Backtrack {
                     // (A call of its own, so that nothing of the bookkeeping is left in it.)
                     let w = self.longest(text, pos);
                     (cand, len, here) = (w.cand, w.len, w.reach);
-                } else if last_seen <= n - pos && text[pos] == text[last_pos] && same_bytes(text, pos, last_pos, last_seen) {
+                } else if last_seen <= n - pos
+                    && text[pos] == text[last_pos]
+                    && same_bytes(text, pos, last_pos, last_seen)
+                {
                     (cand, len, here) = (last as u32, (last >> 32) as u8 as usize, (last >> 40) as u8 as usize);
                 } else {
                     let w = self.longest(text, pos);
@@ -665,10 +673,10 @@ impl Backtrack {
                     debug_assert!(false, "the walk found no encoding");
                     return false;
                 };
-                let last = (w & ID_MASK) as usize;
-                pos -= spine_len(self.rec[last]);
+                let top = (w & ID_MASK) as usize;
+                pos -= spine_len(self.rec[top]);
                 here = (w >> ID_BITS) as usize;
-                cand = self.rec[last + REC_NEXT];
+                cand = self.rec[top + REC_NEXT];
             }
             len = spine_len(self.rec[cand as usize]);
         }
