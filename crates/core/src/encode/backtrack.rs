@@ -38,10 +38,14 @@
 //! Cost: every position is the end of at most one kept prefix, and each (position, candidate)
 //! pair is tried at most once, so O(n * c) candidate tries for c = the most tokens that start at
 //! one position (a property of the table), each an O(spine) test; with the per-call memo of
-//! recent pairs, the runs of one character cost a trie walk per token. Built lazily, on the first
-//! piece that needs it, so start-up pays nothing. Tables outside the packed layout (ids of 2^24
-//! or more, tokens over 255 bytes, a 4 MiB blob) or over the build's work budget (many long
-//! tokens that are not monotone) keep the bucket engine ([`super::bucket`]).
+//! recent pairs and the reuse of the last walk inside a run of one byte (a walk is a function
+//! of the bytes it read), the runs of one character cost a comparison of about one token's
+//! bytes per token. Per token, the walk and the test read a trie node or two, a per-token
+//! record (length, prefix link and both spines together) and a pair lookup or two. Built
+//! lazily, on the first piece that needs it, so start-up pays nothing. Tables outside the
+//! packed layout (ids of 2^24 or more, tokens over 255 bytes, a 4 MiB blob) or over the
+//! build's work budget (many long tokens that are not monotone) keep the bucket engine
+//! ([`super::bucket`]).
 
 use std::sync::{Arc, OnceLock};
 
@@ -76,21 +80,55 @@ pub struct Backtrack {
     /// A trie of the mergeable tokens, breadth first, so each node's children are contiguous
     /// (sorted by byte). Node 0 is the root; nodes 1..=256 are the single bytes. Per node, one
     /// cache line: [first child (22 bits) | child count (9 bits) | is a token (1 bit), the
-    /// candidate token that ends here or NONE].
+    /// candidate token that ends here or NONE]; after the build, the candidate's *record* in
+    /// `rec` rather than its id.
     node: Vec<[u32; 2]>,
     /// The byte leading to each node (children's bytes are contiguous, so one line to scan).
     byte: Vec<u8>,
-    /// Two-byte prefix -> node (or NONE): the fan-out near the root is wide.
-    d2: Vec<u32>,
+    /// The children of nodes with more than eight, as bitmaps.
+    wide: Vec<Wide>,
+    /// Two-byte prefix -> a copy of its node (an empty node when no token starts with it): the
+    /// fan-out near the root is wide, and a copy saves the walk one dependent load per token.
+    d2: Vec<[u32; 2]>,
     /// Two-byte string -> its rank (or NONE): the pair lookup the walk makes most.
     rank2: Vec<u32>,
-    /// Per token id.
+    /// Per candidate token, everything the walk reads about it in one place, so that a test
+    /// of two tokens touches two short runs of memory (usually a cache line each) instead of a
+    /// per-id record and two spines elsewhere. The walk, the trie and the stack hold record
+    /// offsets, not ids. A record: `[id | len << 24, kind, next shorter candidate prefix (a
+    /// record, or NONE), right spine..., END, left spine..., END]` (spines as below; empty for
+    /// single bytes and IRREGULAR tokens).
+    rec: Vec<u32>,
+    /// Token id -> its record, or NONE when the token is not a candidate.
+    rec_of: Vec<u32>,
+    max_len: usize,
+    // Build-time only (emptied when `rec` is made): per token id, its kind and spines, and the
+    // longest proper prefix that is a candidate (by id).
     info: Vec<Info>,
-    /// The longest proper prefix of the token that is a candidate, or NONE.
     next_prefix: Vec<u32>,
     spines: Vec<u32>,
-    max_len: usize,
+    d2_node: Vec<u32>,
 }
+
+/// The result of the longest-token walk at one position. The walk is a function of the bytes
+/// it read, `text[pos..pos + seen]`, as long as it did not stop at the end of the text (then
+/// `seen` is NOT_AGAIN): any position followed by the same `seen` bytes walks the same way,
+/// so a run of one character (or any repeat) need not walk the trie again.
+#[derive(Clone, Copy)]
+struct Walk {
+    cand: u32,
+    len: usize,
+    reach: usize,
+    seen: usize,
+}
+
+const NOT_AGAIN: usize = usize::MAX / 2;
+
+/// Record layout (see `Backtrack::rec`).
+const REC_HEAD: u32 = 0;
+const REC_KIND: usize = 1;
+const REC_NEXT: usize = 2;
+const REC_SPINES: usize = 3;
 
 /// What the walk needs to know of a token, in one place.
 #[derive(Clone, Copy, Default)]
@@ -103,6 +141,19 @@ struct Info {
     len: u8,
     kind: u8,
 }
+
+/// The children of a node with many: which bytes lead to one, the first child's node, and
+/// how many children the bitmap's earlier words hold.
+#[derive(Clone, Copy)]
+struct Wide {
+    bits: [u64; 4],
+    first: u32,
+    below: [u8; 4],
+}
+
+/// The child count that marks a node whose `first` field indexes `wide` (real counts are at
+/// most 256).
+const WIDE: u32 = 511;
 
 const FIRST_BITS: u32 = 22;
 const FIRST_MASK: u32 = (1 << FIRST_BITS) - 1;
@@ -134,12 +185,18 @@ impl Backtrack {
         let mut e = Backtrack {
             node: Vec::new(),
             byte: Vec::new(),
-            d2: vec![NONE; 1 << 16],
+            d2: Vec::new(),
+            d2_node: vec![NONE; 1 << 16],
             rank2: vec![NONE; 1 << 16],
             info,
             next_prefix: vec![NONE; table],
             spines: vec![END], // offset 0: the empty spine of a single byte
-            max_len: vocab.max_token_len(),
+            wide: Vec::new(),
+            rec: Vec::new(),
+            rec_of: vec![NONE; table],
+            // At least 2, so the walk's bound `pos + max_len` always covers the two bytes it
+            // reads through `d2` (a table of single bytes has an empty `d2`).
+            max_len: vocab.max_token_len().max(2),
         };
         for &(b, id) in &toks {
             if b.len() == 2 {
@@ -189,7 +246,56 @@ impl Backtrack {
                 e.node[node][1] = NONE;
             }
         }
+        e.make_records()?;
         Some(e)
+    }
+
+    /// The memory the engine holds (its tables' lengths; capacity slack aside).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(&self.node[..]) + size_of_val(&self.byte[..]) + size_of_val(&self.wide[..]) + size_of_val(&self.d2[..])
+            + size_of_val(&self.rank2[..]) + size_of_val(&self.rec[..]) + size_of_val(&self.rec_of[..])
+    }
+
+    /// Lays out the records (see `rec`), points the trie and the prefix links at them, and
+    /// frees the per-id tables. `None` if the records do not fit 24-bit offsets (the walk's
+    /// stack packs one with an 8-bit length); real tables use a few percent of that.
+    fn make_records(&mut self) -> Option<()> {
+        let mut rec = Vec::new();
+        for (id, i) in self.info.iter().enumerate() {
+            if i.len == 0 || i.kind == NOT_CANDIDATE {
+                continue;
+            }
+            self.rec_of[id] = rec.len() as u32;
+            // The kind word also says where the left spine starts (after the right one's END).
+            let rcnt = if i.kind == MONOTONE { i.rcnt as u32 } else { 0 };
+            let left = REC_SPINES as u32 + rcnt + 1;
+            rec.extend_from_slice(&[id as u32 | (i.len as u32) << ID_BITS, i.kind as u32 | left << 8, NONE]);
+            if i.kind == MONOTONE {
+                rec.extend_from_slice(&self.spines[i.right as usize..=(i.right + i.rcnt as u32) as usize]);
+                rec.extend_from_slice(&self.spines[i.left as usize..=(i.left + i.lcnt as u32) as usize]);
+            } else {
+                rec.extend_from_slice(&[END, END]);
+            }
+        }
+        if rec.len() >= ID_MASK as usize {
+            return None;
+        }
+        for (id, &r) in self.rec_of.iter().enumerate() {
+            if r != NONE {
+                let p = self.next_prefix[id];
+                rec[r as usize + REC_NEXT] = if p == NONE { NONE } else { self.rec_of[p as usize] };
+            }
+        }
+        for n in &mut self.node {
+            if n[1] != NONE {
+                n[1] = self.rec_of[n[1] as usize];
+            }
+        }
+        self.rec = rec;
+        self.d2 = self.d2_node.iter().map(|&n| if n == NONE { [0, NONE] } else { self.node[n as usize] }).collect();
+        (self.info, self.next_prefix, self.spines, self.d2_node) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        Some(())
     }
 
     /// `prefixes`: the candidate tokens that are proper prefixes of this one, shortest first.
@@ -216,7 +322,9 @@ impl Backtrack {
                 continue;
             }
             work += bytes.len();
-            if self.crosses(vocab, bytes, k, a, b, usize::MAX) {
+            let right = &self.spines[self.info[a as usize].right as usize..];
+            let left = &self.spines[self.info[b as usize].left as usize..];
+            if self.crosses(vocab, bytes, k, right, left, usize::MAX) {
                 continue;
             }
             let entry = id | (bytes.len() as u32) << ID_BITS;
@@ -307,7 +415,7 @@ impl Backtrack {
                         }
                         nchild[p] += 1;
                         if depth == 1 {
-                            self.d2[(bytes[0] as usize) << 8 | b as usize] = n;
+                            self.d2_node[(bytes[0] as usize) << 8 | b as usize] = n;
                         }
                         last = Some((parent, b, n));
                         n
@@ -322,56 +430,100 @@ impl Backtrack {
             active = next_active;
             depth += 1;
         }
+        // Padding for `child`, which reads the children's bytes eight at a time.
+        self.byte.extend_from_slice(&[0; 8]);
+        // A node of more than eight children gets a bitmap of its children's bytes instead
+        // (its word holds the bitmap's index and the count WIDE), so every child is found
+        // with one load and a popcount, never a loop.
         self.node = (0..first.len())
             .map(|n| {
                 let tok = if cand[n] != NONE { IS_TOKEN } else { 0 };
-                [first[n] | nchild[n] << FIRST_BITS | tok, cand[n]]
+                let (f, c) = (first[n], nchild[n]);
+                if c <= 8 {
+                    return [f | c << FIRST_BITS | tok, cand[n]];
+                }
+                let mut w = Wide { bits: [0; 4], first: f, below: [0; 4] };
+                for &b in &self.byte[f as usize..(f + c) as usize] {
+                    w.bits[b as usize / 64] |= 1 << (b % 64);
+                }
+                for k in 1..4 {
+                    w.below[k] = w.below[k - 1] + w.bits[k - 1].count_ones() as u8;
+                }
+                self.wide.push(w);
+                [(self.wide.len() - 1) as u32 | WIDE << FIRST_BITS | tok, cand[n]]
             })
             .collect();
     }
 
     #[inline(always)]
     fn child(&self, node: usize, b: u8) -> Option<u32> {
-        let w = self.node[node][0];
+        self.child_of(self.node[node][0], b)
+    }
+
+    /// The child by byte `b` of the node whose first word is `w`.
+    #[inline(always)]
+    fn child_of(&self, w: u32, b: u8) -> Option<u32> {
         let first = (w & FIRST_MASK) as usize;
-        let kids = &self.byte[first..first + ((w & !IS_TOKEN) >> FIRST_BITS) as usize];
-        if kids.len() <= 8 {
-            kids.iter().position(|&x| x == b).map(|k| (first + k) as u32)
+        let count = (w & !IS_TOKEN) >> FIRST_BITS;
+        if count == WIDE {
+            let wide = &self.wide[first];
+            let (word, bit) = (wide.bits[b as usize / 64], b % 64);
+            if word >> bit & 1 == 0 {
+                return None;
+            }
+            let below = wide.below[b as usize / 64] as u32 + (word & ((1 << bit) - 1)).count_ones();
+            return Some(wide.first + below);
+        }
+        // The (at most eight) children's bytes in one word (`byte` is padded by 8): a byte equal
+        // to `b` becomes zero after the XOR, and the lowest high bit of the zero-byte test marks
+        // the first one exactly (the test can misfire only above a true zero byte). No loop
+        // over the bytes, so no branch whose outcome depends on where the child is.
+        let chunk = u64::from_le_bytes(self.byte[first..first + 8].try_into().unwrap());
+        let x = chunk ^ u64::from_le_bytes([b; 8]);
+        let zero = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+        let at = (zero.trailing_zeros() / 8) as usize;
+        if at < count as usize {
+            Some((first + at) as u32)
         } else {
-            kids.binary_search(&b).ok().map(|k| (first + k) as u32)
+            None
         }
     }
 
     /// The longest candidate token that starts at `text[pos]` (there is always one: every
-    /// single byte is a candidate), and the length of the longest token of any kind there.
-    #[inline]
-    fn longest(&self, text: &[u8], pos: usize) -> (u32, usize) {
+    /// single byte is a candidate), its length (the depth of its node, so the walk needs no
+    /// per-token record to know where it ends), the length of the longest token of any kind
+    /// there, and how many bytes the walk read (see [`Walk`]).
+    #[inline(always)] // called once per token: the call's register saves were a fifth of it
+    fn longest(&self, text: &[u8], pos: usize) -> Walk {
         let b0 = text[pos];
-        let mut best = self.node[1 + b0 as usize][1];
-        let mut reach = 1;
+        let mut w = Walk { cand: self.node[1 + b0 as usize][1], len: 1, reach: 1, seen: NOT_AGAIN };
         if pos + 1 == text.len() {
-            return (best, reach);
+            return w;
         }
-        let mut node = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
-        if node == NONE {
-            return (best, reach);
-        }
+        // Depth 2 from the copy in `d2` (an absent prefix is a node with no token and no child;
+        // a table whose tokens are all single bytes has an empty `d2`, so the walk stops there).
+        let [mut word, mut c] = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
         let end = text.len().min(pos + self.max_len);
         let mut i = pos + 2;
         loop {
-            let [w, c] = self.node[node as usize];
             if c != NONE {
-                best = c;
+                (w.cand, w.len) = (c, i - pos);
             }
-            if w & IS_TOKEN != 0 {
-                reach = i - pos;
+            if word & IS_TOKEN != 0 {
+                w.reach = i - pos;
             }
             if i == end {
-                return (best, reach);
+                // Stopped by the longest token's length: a walk elsewhere over the same bytes
+                // stops there too; stopped by the end of the text: no other walk is the same.
+                w.seen = if i - pos == self.max_len { self.max_len } else { NOT_AGAIN };
+                return w;
             }
-            match self.child(node as usize, text[i]) {
-                Some(n) => node = n,
-                None => return (best, reach),
+            match self.child_of(word, text[i]) {
+                Some(n) => [word, c] = self.node[n as usize],
+                None => {
+                    w.seen = i - pos + 1;
+                    return w;
+                }
             }
             i += 1;
         }
@@ -389,14 +541,14 @@ impl Backtrack {
 
     /// Whether, in the run of the definition on the bytes of two MONOTONE tokens `u t` (u ends
     /// and t starts at `text[s]`), some merge crosses their boundary before both are built.
+    /// `right`: u's right spine, `left`: t's left spine, each ending in END.
     /// `reach`: no token that starts where u does is longer than this.
     #[inline]
-    fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize) -> bool {
-        let (iu, it) = (self.info[u as usize], self.info[t as usize]);
-        let (mut r, mut l) = (iu.right as usize, it.left as usize);
+    fn crosses(&self, vocab: &Vocab, text: &[u8], s: usize, right: &[u32], left: &[u32], reach: usize) -> bool {
+        let (mut r, mut l) = (0, 0);
         let (mut plen, mut qlen) = (1, 1);
         loop {
-            let (eu, et) = (self.spines[r], self.spines[l]);
+            let (eu, et) = (right[r], left[l]);
             let (nu, nt) = (spine_id(eu), spine_id(et));
             if eu == END && et == END {
                 return false;
@@ -419,22 +571,28 @@ impl Backtrack {
         }
     }
 
-    /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `reach` is the length
-    /// of the longest token that starts where u does (so u t, if longer, is no token).
+    /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `u` and `t` are
+    /// records. `reach` is the length of the longest token that starts where u does (so u t,
+    /// if longer, is no token).
     #[inline]
     #[allow(clippy::too_many_arguments)] // the hot path's state, passed in registers
     fn compatible(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, reach: usize, scratch: &mut Vec<u32>) -> bool {
-        let (iu, it) = (self.info[u as usize], self.info[t as usize]);
-        let (lu, lt) = (iu.len as usize, it.len as usize);
-        if iu.kind == MONOTONE && it.kind == MONOTONE {
-            if self.crosses(vocab, text, s, u, t, reach) {
+        let (u, t) = (u as usize, t as usize);
+        let (hu, ht) = (self.rec[u + REC_HEAD as usize], self.rec[t + REC_HEAD as usize]);
+        let (lu, lt) = (spine_len(hu), spine_len(ht));
+        let (ku, kt) = (self.rec[u + REC_KIND], self.rec[t + REC_KIND]);
+        if ku & 0xff == MONOTONE as u32 && kt & 0xff == MONOTONE as u32 {
+            // u's right spine starts the record's spines; t's left spine follows its right one.
+            let right = &self.rec[u + REC_SPINES..];
+            let left = &self.rec[t + (kt >> 8) as usize..];
+            if self.crosses(vocab, text, s, right, left, reach) {
                 return false;
             }
             return lu + lt > reach || self.rank_of(vocab, text, s - lu, s + lt) == NONE;
         }
         scratch.clear();
         exact(vocab, &text[s - lu..s + lt], scratch);
-        scratch[..] == [u, t]
+        scratch[..] == [spine_id(hu), spine_id(ht)]
     }
 
     /// Encodes `text` (at least two bytes) into `out`. Returns false, having written nothing,
@@ -442,20 +600,28 @@ impl Backtrack {
     /// uses the bucket engine.
     pub fn encode<S: Sink>(&self, vocab: &Vocab, text: &[u8], out: &mut S) -> bool {
         let n = text.len();
-        // The kept tokens (id in the low 24 bits), each with the length of the longest token
-        // starting where it does (high 8 bits): one stream of memory instead of two.
+        // The kept tokens (their records, in the low 24 bits), each with the length of the
+        // longest token starting where it does (high 8 bits): one stream of memory, not two.
         let mut stack: Vec<u32> = Vec::with_capacity(n / 2 + 16);
         let mut dead = vec![0u64; n / 64 + 1];
         let mut scratch = Vec::new();
-        // A direct-mapped memo of compatibility tests (key u << 24 | t, the answer in bit 63):
-        // long runs repeat the same few pairs, random text a few thousand short ones.
-        // Sized to the piece, so a piece of a few hundred bytes does not clear 32 KB.
+        // A direct-mapped memo of compatibility tests (key u << 24 | t of the records, the answer
+        // in bit 63): long runs repeat the same few pairs. At most 256 entries (2 KB): random
+        // letters hit any size of it about 1% of the time, and 4096 entries filled L1. Sized
+        // to the piece, so a short one clears less.
         let bits = (usize::BITS - n.leading_zeros()).clamp(6, MEMO_BITS);
         let mut memo = vec![u64::MAX; 1 << bits];
         let mut pos = 0;
-        let (mut cand, mut here) = self.longest(text, 0);
+        // The last walk that started inside a run of one byte, and where: such runs walk the
+        // same bytes each time, which a comparison of those bytes confirms faster than a trie
+        // walk. Kept as the start, the bytes read and the result packed in one word (few
+        // registers are free in this loop). Walks that start after a different byte (nearly
+        // all in random text) are neither kept nor checked: the bookkeeping on every walk cost
+        // random letters and CJK about a tenth.
+        let Walk { mut cand, mut len, reach: mut here, .. } = self.longest(text, 0);
+        let (mut last_pos, mut last_seen, mut last) = (0, NOT_AGAIN, 0u64);
         loop {
-            let end = pos + self.info[cand as usize].len as usize;
+            let end = pos + len;
             let ok = dead[end / 64] >> (end % 64) & 1 == 0
                 && match stack.last().map(|&w| (w & ID_MASK, w >> ID_BITS)) {
                     None => true,
@@ -482,10 +648,24 @@ impl Backtrack {
                 if pos == n {
                     break;
                 }
-                (cand, here) = self.longest(text, pos);
+                if text[pos] != text[pos - 1] {
+                    // (A call of its own, so that nothing of the bookkeeping is left in it.)
+                    let w = self.longest(text, pos);
+                    (cand, len, here) = (w.cand, w.len, w.reach);
+                } else if last_seen <= n - pos
+                    && text[pos] == text[last_pos]
+                    && same_bytes(text, pos, last_pos, last_seen)
+                {
+                    (cand, len, here) = (last as u32, (last >> 32) as u8 as usize, (last >> 40) as u8 as usize);
+                } else {
+                    let w = self.longest(text, pos);
+                    (cand, len, here) = (w.cand, w.len, w.reach);
+                    (last_pos, last_seen) = (pos, w.seen);
+                    last = cand as u64 | (len as u64) << 32 | (here as u64) << 40;
+                }
                 continue;
             }
-            cand = self.next_prefix[cand as usize];
+            cand = self.rec[cand as usize + REC_NEXT];
             while cand == NONE {
                 // Nothing continues from here: remember, and step back one token.
                 dead[pos / 64] |= 1 << (pos % 64);
@@ -493,21 +673,36 @@ impl Backtrack {
                     debug_assert!(false, "the walk found no encoding");
                     return false;
                 };
-                let last = w & ID_MASK;
-                pos -= self.info[last as usize].len as usize;
+                let top = (w & ID_MASK) as usize;
+                pos -= spine_len(self.rec[top]);
                 here = (w >> ID_BITS) as usize;
-                cand = self.next_prefix[last as usize];
+                cand = self.rec[top + REC_NEXT];
             }
+            len = spine_len(self.rec[cand as usize]);
         }
         for w in &mut stack {
-            *w &= ID_MASK;
+            *w = self.rec[(*w & ID_MASK) as usize] & ID_MASK;
         }
         out.extend(&stack);
         true
     }
 }
 
-const MEMO_BITS: u32 = 12;
+const MEMO_BITS: u32 = 8;
+
+/// Whether `text[a..a + k]` and `text[b..b + k]` are equal (both in the text, k >= 1): one
+/// masked compare of two 8-byte loads for the few bytes most walks read.
+#[inline(always)]
+fn same_bytes(text: &[u8], a: usize, b: usize, k: usize) -> bool {
+    let n = text.len();
+    if k <= 8 && a + 8 <= n && b + 8 <= n {
+        let load = |i: usize| u64::from_le_bytes(text[i..i + 8].try_into().unwrap());
+        // Little-endian: the first k bytes are the low 8k bits.
+        (load(a) ^ load(b)) << (64 - 8 * k) == 0
+    } else {
+        text[a..a + k] == text[b..b + k]
+    }
+}
 
 /// The definition, run on a few hundred bytes at most (exact for any table).
 fn exact(vocab: &Vocab, bytes: &[u8], out: &mut Vec<u32>) {
@@ -614,21 +809,22 @@ mod tests {
     fn check_table(v: &Vocab, rng: &mut Rng, alphabet: &[u8], what: &str) {
         let engine = Backtrack::build(v).unwrap();
         // The compatibility test against the definition, for every pair of candidates.
-        let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.info[t as usize].kind != NOT_CANDIDATE).collect();
+        let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.rec_of[t as usize] != NONE).collect();
         let short: Vec<u32> = cands.iter().copied().filter(|&t| t >= 256 || alphabet.contains(&(t as u8))).collect();
         let mut scratch = Vec::new();
         for &u in &short {
             for &t in &short {
                 let text = [v.token(u).unwrap(), v.token(t).unwrap()].concat();
-                let s = engine.info[u as usize].len as usize;
+                let s = v.token(u).unwrap().len();
                 let want = merge_reference(v, &text) == [u, t];
-                assert_eq!(engine.compatible(v, &text, s, u, t, usize::MAX, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
+                let (ru, rt) = (engine.rec_of[u as usize], engine.rec_of[t as usize]);
+                assert_eq!(engine.compatible(v, &text, s, ru, rt, usize::MAX, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
             }
         }
         // Which tokens are candidates: exactly those that encode to themselves.
         for t in 0..v.table_len() as u32 {
             let want = merge_reference(v, v.token(t).unwrap()) == [t];
-            assert_eq!(engine.info[t as usize].kind != NOT_CANDIDATE, want, "{what}: token {t}");
+            assert_eq!(engine.rec_of[t as usize] != NONE, want, "{what}: token {t}");
         }
         // Whole texts.
         for len in [1, 2, 3, 5, 9, 17, 40, 129, 300] {
@@ -695,6 +891,31 @@ mod tests {
             }
         }
     }
+
+    /// Repeats reuse the last trie walk when the bytes it read recur (`Walk::seen`): runs that
+    /// end in other bytes or at the end of the text, periodic texts, and a table whose longest
+    /// token is a single byte.
+    #[test]
+    fn repeated_walks() {
+        let mut rng = Rng(0x6a09e667f3bcc908);
+        let toks: Vec<Vec<u8>> = ["aa", "aaa", "aaaa", "ab", "aab", "ba", "abab", "ababa", "bb", "aaaaaaaaaaab", "aaaaaaaaaa"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let tables = [vocab(&toks), vocab(&random_table(&mut rng, b"ab", 40)), vocab(&[])];
+        for v in &tables {
+            for unit in ["a", "ab", "aab", "abb", "aaaaaaaaaab"] {
+                for n in [129, 130, 131, 300, 1001] {
+                    for tail in ["", "b", "a", "ba", "aaaaaaaaaaa"] {
+                        let text: Vec<u8> = unit.bytes().cycle().take(n).chain(tail.bytes()).collect();
+                        let mut want = Vec::new();
+                        crate::encode::bucket::merge_buckets(v, &text, &mut want);
+                        assert_eq!(run(v, &text), want, "{unit:?} x {n} + {tail:?}");
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The real tables, when `BYTEPAIR_VOCAB_DIR` points at the `.tiktoken` files: build time, how
@@ -737,14 +958,17 @@ mod real_tables {
             let t0 = std::time::Instant::now();
             let e = Backtrack::build(&v).unwrap();
             let built = t0.elapsed();
-            let count = |k: u8| e.info.iter().filter(|x| x.len > 0 && x.kind == k).count();
+            let kind = |r: u32| if r == NONE { NOT_CANDIDATE } else { e.rec[r as usize + REC_KIND] as u8 };
+            let count = |k: u8| (0..v.table_len()).filter(|&t| v.token(t as u32).is_some() && kind(e.rec_of[t]) == k).count();
             eprintln!(
-                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {}, spine entries {}",
+                "{name}: built in {built:?}; monotone {}, irregular {}, not candidates {}; trie nodes {} ({} wide), record words {}; {} bytes",
                 count(MONOTONE),
                 count(IRREGULAR),
                 count(NOT_CANDIDATE),
                 e.node.len(),
-                e.spines.len()
+                e.wide.len(),
+                e.rec.len(),
+                e.heap_bytes()
             );
             let mut x: u64 = 0x9e3779b97f4a7c15;
             let mut rnd = |m: u64| {
