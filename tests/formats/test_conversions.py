@@ -97,8 +97,11 @@ def test_leap_matches_tiktoken_per_piece(cl100k, exported, docs):
     assert sum(leap.encode(p) != ref.encode_ordinary(p) for p in pieces) == 0
 
 
+# Unassigned code points (Cn) are left out: the LEAP check splits pieces with the `regex`
+# module, whose Unicode tables are newer than tiktoken's (regex 2026.11.15 reads U+3D000 as a
+# letter, tiktoken does not), so on such characters the reference split itself disagrees.
 @settings(max_examples=150, deadline=None)
-@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cn")), max_size=40))
 def test_exports_on_hypothesis_text(cl100k, exported, text):
     ref, _ = cl100k
     q = _cached(exported, "q", lambda: bytepair.load(exported / "v.qtkr", pat_str=CL100K_PATTERN))
