@@ -2,9 +2,11 @@
 //! class uses ([`encode_batch`]).
 //!
 //! The global rayon pool has one thread per core. A caller asking for fewer gets a pool of that
-//! size, built once per size and kept (building one per call would cost more than a small batch).
+//! size, built once per size and kept (building one per call would cost more than a small
+//! batch). A batch on n threads runs n - 1 pool workers beside the calling thread.
 
 use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
@@ -96,11 +98,12 @@ impl Drop for GcPaused {
 /// to `num_threads` threads and returns the `list[list[int]]`. On failure the error of the
 /// lowest-numbered failing text is raised, as a serial loop would.
 ///
-/// Worker threads encode chunks of [`CHUNK`] texts with the GIL released while this thread,
-/// holding the GIL only between chunks, turns each finished chunk into lists: building lists
-/// is the serial part of a batch, and overlapping it with the encoding is what lets a batch
-/// use the cores. With one thread (or one text) everything runs here, the GIL released while
-/// encoding.
+/// At most one thread per core is used, this one included. Chunks of [`CHUNK`] texts are
+/// claimed from a shared counter by the worker threads and by this thread, which encodes (GIL
+/// released) whenever no finished chunk is waiting and otherwise, holding the GIL, turns
+/// finished chunks into lists: building lists is the serial part of a batch, and interleaving
+/// it with encoding keeps every core busy. With one thread (or one chunk) everything runs
+/// here, the GIL released while encoding.
 pub fn encode_batch<'py, T, F>(
     py: Python<'py>,
     texts: &[T],
@@ -129,7 +132,9 @@ where
         }
         Ok(())
     };
-    if num_threads <= 1 || texts.len() <= 1 {
+    // Never more threads than cores: the extra ones would only take turns.
+    let threads = num_threads.min(rayon::current_num_threads()).min(chunks);
+    if threads <= 1 {
         let all: Vec<Chunk> = py.allow_threads(|| {
             let mut all = Vec::with_capacity(chunks);
             for (c, ts) in texts.chunks(CHUNK).enumerate() {
@@ -146,22 +151,49 @@ where
             take(c, chunk, &mut lists)?;
         }
     } else {
+        // The calling thread is one of the `threads`: whenever no finished chunk is waiting
+        // for its lists, it claims and encodes a chunk itself. So n threads keep n cores busy,
+        // rather than n workers plus a list builder taking turns on them (measured: 1.5-1.7x
+        // on 2 threads that way, the list building being about a tenth of the work).
+        let workers = threads - 1;
+        let next = AtomicUsize::new(0);
+        let claim = || {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            (c < chunks).then_some(c)
+        };
+        let encode = |c: usize| {
+            let first = c * CHUNK;
+            encode_chunk(first, &texts[first..(first + CHUNK).min(texts.len())], &one)
+        };
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Chunk)>();
         let mut built = Ok(());
         std::thread::scope(|scope| {
-            let one = &one;
+            let (claim, encode) = (&claim, &encode);
             scope.spawn(move || {
-                with_threads(num_threads, || {
-                    texts.par_chunks(CHUNK).enumerate().for_each_with(tx, |tx, (c, ts)| {
-                        let _ = tx.send((c, encode_chunk(c * CHUNK, ts, one)));
+                with_threads(workers, || {
+                    (0..workers).into_par_iter().for_each_with(tx, |tx, _| {
+                        while let Some(c) = claim() {
+                            if tx.send((c, encode(c))).is_err() {
+                                break;
+                            }
+                        }
                     })
                 })
             });
             let mut rx = rx;
             for _ in 0..chunks {
-                let (got, back) = py.allow_threads(move || (rx.recv(), rx));
-                rx = back;
-                let Ok((c, chunk)) = got else { break };
+                let (c, chunk) = match rx.try_recv() {
+                    Ok(got) => got,
+                    Err(_) => match claim() {
+                        Some(c) => (c, py.allow_threads(|| encode(c))),
+                        None => {
+                            let (got, back) = py.allow_threads(move || (rx.recv(), rx));
+                            rx = back;
+                            let Ok(got) = got else { break };
+                            got
+                        }
+                    },
+                };
                 if built.is_ok() {
                     built = take(c, chunk, &mut lists);
                 }
