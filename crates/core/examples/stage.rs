@@ -3,6 +3,7 @@
 //! cargo run --release --example stage -- <table.bpe2> <o200k|cl100k> <mode> <file> [reps] [max bytes]
 //! Modes: split, lookup (split + whole-piece lookup), encode, count; `all` runs the four
 //! interleaved and prints the time each stage adds; `stats` prints piece lengths, hits and misses.
+//! Every timed run starts with no kept piece cache unless STAGE_WARM is set.
 use bytepair_core::formats::bpe2;
 use bytepair_core::pretokenize::Pretokenizer;
 use bytepair_core::{Encoder, SpecialFilter};
@@ -20,6 +21,9 @@ fn main() {
     let pre = Pretokenizer::new(pattern).unwrap();
     let mut text = std::fs::read_to_string(&args[4]).unwrap();
     let reps: usize = args.get(5).map_or(10, |s| s.parse().unwrap());
+    // STAGE_WARM=1 lets each run reuse the pieces the thread kept from the one before (a
+    // stream of documents); by default every run starts cold, as a single text would.
+    let cold = std::env::var_os("STAGE_WARM").is_none();
     if let Some(max) = args.get(6).map(|s| s.parse::<usize>().unwrap()) {
         let mut m = max.min(text.len());
         while !text.is_char_boundary(m) {
@@ -34,7 +38,13 @@ fn main() {
         let mut sink = 0u64;
         for _ in 0..reps {
             for (k, m) in modes.iter().enumerate() {
-                let t = Instant::now();
+                if cold {
+                    enc.vocab().forget_cached();
+                }
+                if cold {
+            enc.vocab().forget_cached();
+        }
+        let t = Instant::now();
                 match *m {
                     "split" => pre.for_each_piece(&text, |p| sink += p.len() as u64).unwrap(),
                     "lookup" => pre.for_each_piece(&text, |p| sink += enc.vocab().rank(p.as_bytes()).unwrap_or(1) as u64).unwrap(),
