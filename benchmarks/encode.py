@@ -27,6 +27,7 @@ import gc
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -381,7 +382,7 @@ def batches(corpus_dir: Path | None, vocab: Path, repeat: int) -> str:
              f"documents of ~2,000 characters); MB/s, best of {repeat}, the five set-ups interleaved, "
              "bytepair's kept pieces cleared before each timed run", "",
              "| encoding | call | tiktoken 1 thread | tiktoken 2 threads | bytepair 1 thread | bytepair 2 threads "
-             "| bytepair 8 threads (on 2 cores) | bytepair 2 threads / 1 thread |", "|---|---|---|---|---|---|---|---|"]
+             "| bytepair 8 threads (on 2 cores) | bytepair 2 threads / 1 thread (best / median of rounds) |", "|---|---|---|---|---|---|---|---|"]
     for name in ENCODINGS:
         ours = bytepair.get_encoding(name)
         ref = tiktoken.Encoding(name, pat_str=patterns()[name], special_tokens=SPECIALS[name],
@@ -394,16 +395,22 @@ def batches(corpus_dir: Path | None, vocab: Path, repeat: int) -> str:
             for lib, threads in setups:
                 if getattr(lib, call)(docs, num_threads=threads) != want:
                     raise SystemExit(f"{name} {call} ({threads} threads): ids differ from tiktoken's")
-            cells = [float("inf")] * len(setups)
+            times: list[list[float]] = [[] for _ in setups]
             for _ in range(repeat):
                 for k, (lib, threads) in enumerate(setups):
                     f = getattr(lib, call)
+                    # An untimed warm-up of the same set-up first (its threads awake, the
+                    # code and tables in cache), as for every library alike.
+                    f(docs[:200], num_threads=threads)
                     if lib is ours:
                         ours.clear_cache()
-                    cells[k] = min(cells[k], run(lambda t: f(t, num_threads=threads), docs))
-            mbs = [mb / t for t in cells]
+                    times[k].append(run(lambda t: f(t, num_threads=threads), docs))
+            mbs = [mb / min(t) for t in times]
+            # Each round's 1- and 2-thread runs are neighbours in time, so the median of the
+            # rounds' ratios is steadier than best/best on a machine whose speed wanders.
+            paired = statistics.median(a / b for a, b in zip(times[2], times[3]))
             lines.append(f"| {name} | {call} | " + " | ".join(f"{x:.1f}" for x in mbs)
-                         + f" | {cells[2] / cells[3]:.2f}x |")
+                         + f" | {min(times[2]) / min(times[3]):.2f}x / {paired:.2f}x |")
     text = (corpus_dir / "en.txt").read_text(encoding="utf-8") if (corpus_dir / "en.txt").is_file() else ""
     if text:
         lines += ["", "One long text (en.txt) split at safe points, `encode_ordinary_parallel` against "
