@@ -309,16 +309,9 @@ mod tests {
     #[test]
     fn engines_agree_on_pseudorandom_pieces() {
         let v = vocab(&["ab", "ba", "aa", "bb", "aba", "bab", "abab", "aab", "bba", "ababa", "bbb"]);
-        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let mut rnd = xorshift(0x9e3779b97f4a7c15);
         for len in 2..300 {
-            let s: Vec<u8> = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    b"abc"[(x % 3) as usize]
-                })
-                .collect();
+            let s: Vec<u8> = (0..len).map(|_| b"abc"[rnd(3) as usize]).collect();
             let want = merge_reference(&v, &s);
             for got in all_engines(&v, &s) {
                 assert_eq!(got, want, "len {len}");
@@ -326,17 +319,21 @@ mod tests {
         }
     }
 
-    /// Tables that are not a BPE merge order (a token may rank below its own parts), so a merge
-    /// can create a pair ranked below the one just merged: the bucket engine's urgent path.
-    #[test]
-    fn engines_agree_on_random_tables() {
-        let mut x: u64 = 0x2545f4914f6cdd1d;
-        let mut rnd = |m: u64| {
+    /// A small deterministic generator for the random tests: `rnd(m)` is in `0..m`.
+    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+        move |m| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x % m
-        };
+        }
+    }
+
+    /// Tables that are not a BPE merge order (a token may rank below its own parts), so a merge
+    /// can create a pair ranked below the one just merged: the bucket engine's urgent path.
+    #[test]
+    fn engines_agree_on_random_tables() {
+        let mut rnd = xorshift(0x2545f4914f6cdd1d);
         for _ in 0..60 {
             let mut merges: Vec<String> = Vec::new();
             while merges.len() < 25 {
@@ -365,13 +362,7 @@ mod tests {
     /// that are not a merge order, against the definition.
     #[test]
     fn short_pieces_on_random_tables() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut rnd = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..200 {
             let alphabet = &b"abcd"[..2 + rnd(3) as usize];
             let mut merges: Vec<String> = Vec::new();
