@@ -398,13 +398,14 @@ def batches(corpus_dir: Path | None, vocab: Path, repeat: int) -> str:
             times: list[list[float]] = [[] for _ in setups]
             for _ in range(repeat):
                 for k, (lib, threads) in enumerate(setups):
-                    f = getattr(lib, call)
+                    def f(t, method=getattr(lib, call), threads=threads):
+                        return method(t, num_threads=threads)
+
                     # An untimed warm-up of the same set-up first (its threads awake, the
-                    # code and tables in cache), as for every library alike.
-                    f(docs[:200], num_threads=threads)
-                    if lib is ours:
-                        ours.clear_cache()
-                    times[k].append(run(lambda t: f(t, num_threads=threads), docs))
+                    # code and tables in cache), as for every library alike; `run` then
+                    # clears what bytepair's warm-up merged.
+                    f(docs[:200])
+                    times[k].append(run(Cold(f, ours.clear_cache) if lib is ours else f, docs))
             mbs = [mb / min(t) for t in times]
             # Each round's 1- and 2-thread runs are neighbours in time, so the median of the
             # rounds' ratios is steadier than best/best on a machine whose speed wanders.

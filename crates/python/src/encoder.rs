@@ -1,7 +1,7 @@
 //! `CoreBPE`: the rank-BPE encoder (tiktoken's class of the same name).
 
 use bytepair_core::formats::{bpe2, tiktoken};
-use bytepair_core::Encoder;
+use bytepair_core::{Encoder, SpecialFilter};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
@@ -45,6 +45,30 @@ impl CoreBPE {
     /// `text.rs`) and its special-token policy.
     fn prepare(&self, text: &Bound<'_, PyAny>, allowed: &Bound<'_, PyAny>, disallowed: &Bound<'_, PyAny>) -> PyResult<(Text, Policy)> {
         Ok((crate::text::text(text)?, Policy::new(self.inner.specials(), Some(allowed), Some(disallowed))?))
+    }
+
+    /// `encode` with the disallowed check first: what single calls run with the GIL released
+    /// and what each batch worker runs per text. `allowed` is `policy.filter()`.
+    fn checked_into(&self, policy: &Policy, allowed: &SpecialFilter, text: &str, ids: &mut Vec<u32>) -> PyResult<()> {
+        policy.check(self.inner.specials(), text)?;
+        guarded(|| self.inner.encode_into(text, allowed, ids))
+    }
+
+    /// `f` of the ids of one `encode` call, in this thread's id vector.
+    fn with_encoded<R>(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        allowed_special: &Bound<'_, PyAny>,
+        disallowed_special: &Bound<'_, PyAny>,
+        f: impl FnOnce(&[u32]) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let (text, policy) = self.prepare(text, allowed_special, disallowed_special)?;
+        let allowed = policy.filter();
+        with_ids(text.len() / 4 + 1, |ids| {
+            py.allow_threads(|| self.checked_into(&policy, &allowed, &text, ids))?;
+            f(ids)
+        })
     }
 }
 
@@ -165,15 +189,7 @@ impl CoreBPE {
         allowed_special: &Bound<'py, PyAny>,
         disallowed_special: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let (text, policy) = self.prepare(text, allowed_special, disallowed_special)?;
-        let allowed = policy.filter();
-        with_ids(text.len() / 4 + 1, |ids| {
-            py.allow_threads(|| {
-                policy.check(self.inner.specials(), &text)?;
-                guarded(|| self.inner.encode_into(&text, &allowed, ids))
-            })?;
-            self.ints.list(py, ids)
-        })
+        self.with_encoded(py, text, allowed_special, disallowed_special, |ids| self.ints.list(py, ids))
     }
 
     /// The ids as native-endian u32 in a bytearray (one copy; numpy wraps it without another).
@@ -184,13 +200,7 @@ impl CoreBPE {
         allowed_special: &Bound<'py, PyAny>,
         disallowed_special: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let (text, policy) = self.prepare(text, allowed_special, disallowed_special)?;
-        let allowed = policy.filter();
-        with_ids(text.len() / 4 + 1, |ids| {
-            py.allow_threads(|| {
-                policy.check(self.inner.specials(), &text)?;
-                guarded(|| self.inner.encode_into(&text, &allowed, ids))
-            })?;
+        self.with_encoded(py, text, allowed_special, disallowed_special, |ids| {
             PyByteArray::new_with(py, ids.len() * 4, |buf| {
                 for (chunk, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
                     chunk.copy_from_slice(&id.to_ne_bytes());
@@ -229,10 +239,7 @@ impl CoreBPE {
         let texts = crate::text::texts(texts)?;
         let policy = Policy::new(self.inner.specials(), Some(allowed_special), Some(disallowed_special))?;
         let allowed = policy.filter();
-        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| {
-            policy.check(self.inner.specials(), t)?;
-            guarded(|| self.inner.encode_into(t, &allowed, ids))
-        })
+        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| self.checked_into(&policy, &allowed, t, ids))
     }
 
     /// `encode_ordinary` of many texts on up to `num_threads` threads.

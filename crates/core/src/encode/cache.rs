@@ -1,5 +1,5 @@
-//! A per-call memo of merged pieces: real text repeats its words, and a piece that is not one
-//! token costs a few hundred nanoseconds to merge but a few tens to look up.
+//! A memo of merged pieces: real text repeats its words, and a piece that is not one token
+//! costs a few hundred nanoseconds to merge but a few tens to look up.
 //!
 //! The cache is created on the first piece of a call that needs merging. Two tables:
 //!
