@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::errors::guarded;
-use crate::ids::{with_ids, IntCache};
+use crate::ids::{reserve_for, with_ids, IntCache};
 use crate::policy::Policy;
 use crate::text::Text;
 
@@ -65,7 +65,7 @@ impl CoreBPE {
     ) -> PyResult<R> {
         let (text, policy) = self.prepare(text, allowed_special, disallowed_special)?;
         let allowed = policy.filter();
-        with_ids(text.len() / 4 + 1, |ids| {
+        with_ids(reserve_for(text.len()), |ids| {
             py.allow_threads(|| self.checked_into(&policy, &allowed, &text, ids))?;
             f(ids)
         })
@@ -134,7 +134,7 @@ impl CoreBPE {
     fn encode_ordinary<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let text = crate::text::text(text)?;
         let text: &str = &text;
-        with_ids(text.len() / 4 + 1, |ids| {
+        with_ids(reserve_for(text.len()), |ids| {
             py.allow_threads(|| guarded(|| self.inner.encode_ordinary_into(text, ids)))?;
             self.ints.list(py, ids)
         })
