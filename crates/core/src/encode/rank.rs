@@ -73,11 +73,81 @@ fn merge_small<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut
     } else if n <= LINKED {
         merge_linked::<LINKED, S, MISS>(vocab, piece, &pad_small(piece), out)
     } else {
-        // The piece followed by at least 8 readable bytes, so that every part or pair of up
-        // to 7 bytes is keyed from one load (`Vocab::rank_word`) with no branch on its length.
-        let mut buf = [0u8; SMALL + 8];
-        buf[..n].copy_from_slice(piece);
-        merge_scan::<SMALL, S, MISS>(vocab, piece, &buf, out)
+        merge_wide::<S, MISS>(vocab, piece, out)
+    }
+}
+
+/// Pieces of 17..=[`SMALL`] bytes: the linked parts of [`merge_linked`], with the minimum taken
+/// over the piece's own width (rounded up to 8) in four independent chains.
+#[inline(never)]
+fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    let n = piece.len();
+    debug_assert!((2..=SMALL).contains(&n));
+    // The piece followed by 16 readable bytes: every pair of up to 15 bytes is keyed from one
+    // or two loads (`Vocab::rank_in`).
+    let mut buf = [0u8; SMALL + 16];
+    buf[..n].copy_from_slice(piece);
+    let mut tok = [0u32; SMALL + 1];
+    let mut next = [0u8; SMALL + 1];
+    let mut prev = [0u8; SMALL + 1];
+    let mut key = [u64::MAX; SMALL];
+    let w = (n + 7) & !7;
+    let max = vocab.max_token_len();
+    let rank = |s: usize, e: usize| -> u32 {
+        if e - s > max {
+            NONE
+        } else {
+            vocab.rank_in(&buf, s, e).unwrap_or(NONE)
+        }
+    };
+    for i in 0..n {
+        tok[i] = vocab.byte_rank(piece[i]);
+        next[i] = i as u8 + 1;
+        prev[i] = (i as u8).wrapping_sub(1);
+    }
+    let at = |rank: u32, p: usize| (rank as u64) << 32 | p as u64;
+    for (i, k) in key[..n - 1].iter_mut().enumerate() {
+        *k = at(rank(i, i + 2), i);
+    }
+    let mut parts = n;
+    loop {
+        let mut m = [u64::MAX; 4];
+        for c in key[..w].chunks_exact(4) {
+            for j in 0..4 {
+                m[j] = m[j].min(c[j]);
+            }
+        }
+        let best = m[0].min(m[1]).min(m[2].min(m[3]));
+        let r = (best >> 32) as u32;
+        if r == NONE {
+            break;
+        }
+        let p = (best & 0xff) as usize;
+        let q = next[p] as usize;
+        let nr = next[q] as usize;
+        tok[p] = r;
+        key[q] = u64::MAX;
+        next[p] = nr as u8;
+        parts -= 1;
+        if parts == 1 || (MISS && parts == 2) {
+            break;
+        }
+        if nr < n {
+            prev[nr] = p as u8;
+            let e = next[nr] as usize;
+            key[p] = at(rank(p, e), p);
+        } else {
+            key[p] = u64::MAX;
+        }
+        if p > 0 {
+            let l = prev[p] as usize;
+            key[l] = at(rank(l, nr), l);
+        }
+    }
+    let mut i = 0;
+    while i < n {
+        out.push(tok[i]);
+        i = next[i] as usize;
     }
 }
 
@@ -149,7 +219,13 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
     }
     let mut parts = n;
     loop {
-        let best = key.iter().fold(u64::MAX, |m, &k| m.min(k));
+        let mut m = [u64::MAX; 4];
+        for c in key.chunks_exact(4) {
+            for j in 0..4 {
+                m[j] = m[j].min(c[j]);
+            }
+        }
+        let best = m[0].min(m[1]).min(m[2].min(m[3]));
         let rank = (best >> 32) as u32;
         if rank == NONE {
             break;
@@ -181,63 +257,6 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
     while i < n {
         out.push(tok[i]);
         i = next[i] as usize;
-    }
-}
-
-/// `start[i]` is where part i begins (the last part ends at `n`), `tok[i]` its rank, and
-/// `pair[i]` the rank of parts i and i+1 joined, or NONE. Each round finds the lowest pair rank
-/// (the leftmost on a tie, as the scan keeps the first minimum), merges, and updates the two
-/// pair ranks that changed.
-fn merge_scan<const CAP: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; SMALL + 8], out: &mut S) {
-    let n = piece.len();
-    debug_assert!((2..=CAP).contains(&n));
-    let mut start = [0u32; CAP];
-    let mut tok = [0u32; CAP];
-    let mut pair = [NONE; CAP];
-    for i in 0..n {
-        start[i] = i as u32;
-        tok[i] = vocab.byte_rank(piece[i]);
-    }
-    if !(MISS && n == 2) {
-        for (i, p) in pair[..n - 1].iter_mut().enumerate() {
-            *p = rank_of(vocab, piece, buf, i, i + 2);
-        }
-    }
-    let mut parts = n;
-    loop {
-        let (mut best, mut best_rank) = (0, NONE);
-        for (i, &r) in pair[..parts - 1].iter().enumerate() {
-            if r < best_rank {
-                best = i;
-                best_rank = r;
-            }
-        }
-        if best_rank == NONE {
-            break;
-        }
-        tok[best] = best_rank;
-        // Part best+1 disappears: shift everything after it down by one.
-        start.copy_within(best + 2..parts, best + 1);
-        tok.copy_within(best + 2..parts, best + 1);
-        if best + 2 < parts {
-            pair.copy_within(best + 2..parts - 1, best + 1);
-        }
-        parts -= 1;
-        // Two parts left of a piece that is no token: their join is the piece.
-        if parts == 1 || (MISS && parts == 2) {
-            break;
-        }
-        let joined = |i: usize| {
-            let stop = if i + 2 < parts { start[i + 2] as usize } else { n };
-            rank_of(vocab, piece, buf, start[i] as usize, stop)
-        };
-        pair[best] = if best + 1 < parts { joined(best) } else { NONE };
-        if best > 0 {
-            pair[best - 1] = joined(best - 1);
-        }
-    }
-    for &t in &tok[..parts] {
-        out.push(t);
     }
 }
 
