@@ -9,8 +9,9 @@
 //! 2. short pieces: tiktoken's scan for the lowest pair each round, O(n^2) in the piece length
 //!    but with everything in cache, which beats any heap for n below [`SMALL`]. Up to 16 bytes
 //!    (nearly every piece that misses) parts are linked in place and never moved
-//!    ([`merge_linked`]); longer ones shift arrays ([`merge_scan`]). A caller that has already
-//!    looked the whole piece up says so ([`merge_miss`]) and the lookup is not repeated;
+//!    ([`merge_linked`]); 17-128 bytes the same links over the piece's own width, with block
+//!    minimums past 32 bytes ([`merge_wide`]). A caller that has already looked the whole
+//!    piece up says so ([`merge_miss`]) and the lookup is not repeated;
 //! 3. long pieces: [`super::backtrack`], a longest-match walk that backtracks (linear), with
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
@@ -78,7 +79,11 @@ fn merge_small<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut
 }
 
 /// Pieces of 17..=[`SMALL`] bytes: the linked parts of [`merge_linked`], with the minimum taken
-/// over the piece's own width (rounded up to 8) in four independent chains.
+/// over the piece's own width (rounded up to 8) in four independent chains, and past 32 bytes
+/// over the minimums of blocks of 8 keys. It replaced tiktoken's shifting arrays (three
+/// `memmove` calls and a scan of every pair per round): on the distinct missed pieces of
+/// 17-32 bytes of German text, 1.3x (docs/engine.md, "Fourth pass"). Out of line: these
+/// pieces are rare, and the encoder's loop stays smaller.
 #[inline(never)]
 fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let n = piece.len();
@@ -394,7 +399,7 @@ mod tests {
         }
     }
 
-    /// The short-piece paths (2-8 and 9-16 bytes on the linked scan, 17+ on the shifting one,
+    /// The short-piece paths (2-8 and 9-16 bytes on the linked scan, 17+ on the wide one,
     /// with and without knowing the piece is no token) on many random tables, including ones
     /// that are not a merge order, against the definition.
     #[test]
@@ -427,6 +432,63 @@ mod tests {
                     let mut got = Vec::new();
                     merge_miss(&v, &s, &mut got);
                     assert_eq!(got, want, "miss: {merges:?} {:?}", String::from_utf8_lossy(&s));
+                }
+            }
+        }
+    }
+
+    /// Pieces of 17-128 bytes ([`merge_wide`], with block minimums past 32 bytes) on random
+    /// tables whose tokens run to 24 bytes (so pairs are looked up in all three indexes, and
+    /// some are longer than any token), including tables that are not a merge order, and on
+    /// runs of one byte after a short prefix (the lines of `*` or `-` of real text): against
+    /// the definition.
+    #[test]
+    fn wide_pieces_on_random_tables() {
+        let mut rnd = xorshift(0x5851_f42d_4c95_7f2d);
+        for round in 0..120 {
+            let alphabet = &b"abcd"[..2 + rnd(3) as usize];
+            let mut merges: Vec<Vec<u8>> = Vec::new();
+            let want_merges = 10 + rnd(60) as usize;
+            for _ in 0..10 * want_merges {
+                if merges.len() == want_merges {
+                    break;
+                }
+                // Mostly short tokens, some of 8-24 bytes, some runs of one letter.
+                let len = if rnd(4) == 0 { 8 + rnd(17) as usize } else { 2 + rnd(6) as usize };
+                let t: Vec<u8> = if rnd(5) == 0 {
+                    vec![alphabet[0]; len]
+                } else {
+                    (0..len).map(|_| alphabet[rnd(alphabet.len() as u64) as usize]).collect()
+                };
+                if !merges.contains(&t) {
+                    merges.push(t);
+                }
+            }
+            if round % 2 == 0 {
+                // A merge order of sorts: shorter tokens first.
+                merges.sort_by_key(|t| t.len());
+            }
+            let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            toks.extend(merges.iter().cloned());
+            let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+            for _ in 0..12 {
+                let len = 17 + rnd(112) as usize;
+                let s: Vec<u8> = match rnd(3) {
+                    0 => {
+                        let mut s = vec![alphabet[1]; 1 + rnd(3) as usize];
+                        s.resize(len, alphabet[0]);
+                        s
+                    }
+                    _ => (0..len).map(|_| alphabet[rnd(alphabet.len() as u64) as usize]).collect(),
+                };
+                let want = merge_reference(&v, &s);
+                let mut got = Vec::new();
+                merge_small::<_, false>(&v, &s, &mut got);
+                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&s));
+                if v.rank(&s).is_none() {
+                    let mut got = Vec::new();
+                    merge_miss(&v, &s, &mut got);
+                    assert_eq!(got, want, "miss: {:?}", String::from_utf8_lossy(&s));
                 }
             }
         }
