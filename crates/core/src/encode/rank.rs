@@ -9,8 +9,9 @@
 //! 2. short pieces: tiktoken's scan for the lowest pair each round, O(n^2) in the piece length
 //!    but with everything in cache, which beats any heap for n below [`SMALL`]. Up to 16 bytes
 //!    (nearly every piece that misses) parts are linked in place and never moved
-//!    ([`merge_linked`]); longer ones shift arrays ([`merge_scan`]). A caller that has already
-//!    looked the whole piece up says so ([`merge_miss`]) and the lookup is not repeated;
+//!    ([`merge_linked`]); 17-128 bytes the same links over the piece's own width, with block
+//!    minimums past 32 bytes ([`merge_wide`]). A caller that has already looked the whole
+//!    piece up says so ([`merge_miss`]) and the lookup is not repeated;
 //! 3. long pieces: [`super::backtrack`], a longest-match walk that backtracks (linear), with
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
@@ -73,11 +74,93 @@ fn merge_small<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut
     } else if n <= LINKED {
         merge_linked::<LINKED, S, MISS>(vocab, piece, &pad_small(piece), out)
     } else {
-        // The piece followed by at least 8 readable bytes, so that every part or pair of up
-        // to 7 bytes is keyed from one load (`Vocab::rank_word`) with no branch on its length.
-        let mut buf = [0u8; SMALL + 8];
-        buf[..n].copy_from_slice(piece);
-        merge_scan::<SMALL, S, MISS>(vocab, piece, &buf, out)
+        merge_wide::<S, MISS>(vocab, piece, out)
+    }
+}
+
+/// Pieces of 17..=[`SMALL`] bytes: the linked parts of [`merge_linked`], with the minimum taken
+/// over the piece's own width (rounded up to 8) in four independent chains, and past 32 bytes
+/// over the minimums of blocks of 8 keys. It replaced tiktoken's shifting arrays (three
+/// `memmove` calls and a scan of every pair per round): on the distinct missed pieces of
+/// 17-32 bytes of German text, 1.3x (docs/engine.md, "Fourth pass"). Out of line: these
+/// pieces are rare, and the encoder's loop stays smaller.
+#[inline(never)]
+fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    let n = piece.len();
+    debug_assert!((2..=SMALL).contains(&n));
+    // The piece followed by 16 readable bytes: every pair of up to 15 bytes is keyed from one
+    // or two loads (`Vocab::rank_in`).
+    let mut buf = [0u8; SMALL + 16];
+    buf[..n].copy_from_slice(piece);
+    let mut tok = [0u32; SMALL + 1];
+    let mut next = [0u8; SMALL + 1];
+    let mut prev = [0u8; SMALL + 1];
+    let mut key = [u64::MAX; SMALL];
+    let w = (n + 7) & !7;
+    let max = vocab.max_token_len();
+    let rank = |s: usize, e: usize| -> u32 {
+        if e - s > max {
+            NONE
+        } else {
+            vocab.rank_in(&buf, s, e).unwrap_or(NONE)
+        }
+    };
+    for i in 0..n {
+        tok[i] = vocab.byte_rank(piece[i]);
+        next[i] = i as u8 + 1;
+        prev[i] = (i as u8).wrapping_sub(1);
+    }
+    for (i, k) in key[..n - 1].iter_mut().enumerate() {
+        *k = at(rank(i, i + 2), i);
+    }
+    // Over 32 bytes, the minimum of each block of 8 keys is kept too, so a round reads the
+    // block minimums and recomputes the (at most three) blocks it changed, instead of
+    // reading every key: runs such as a line of 70 `*` take about 70 rounds.
+    let blocked = w > 32;
+    let mut block = [u64::MAX; SMALL / 8];
+    if blocked {
+        for (b, m) in block[..w / 8].iter_mut().enumerate() {
+            *m = lowest(&key[8 * b..8 * b + 8]);
+        }
+    }
+    let mut parts = n;
+    loop {
+        let best = if blocked { lowest(&block[..(w / 8 + 3) & !3]) } else { lowest(&key[..w]) };
+        let r = (best >> 32) as u32;
+        if r == NONE {
+            break;
+        }
+        let p = (best & 0xff) as usize;
+        let q = next[p] as usize;
+        let nr = next[q] as usize;
+        tok[p] = r;
+        key[q] = u64::MAX;
+        next[p] = nr as u8;
+        parts -= 1;
+        if parts == 1 || (MISS && parts == 2) {
+            break;
+        }
+        if nr < n {
+            prev[nr] = p as u8;
+            let e = next[nr] as usize;
+            key[p] = at(rank(p, e), p);
+        } else {
+            key[p] = u64::MAX;
+        }
+        let l = prev[p] as usize;
+        if p > 0 {
+            key[l] = at(rank(l, nr), l);
+        }
+        if blocked {
+            for b in [q / 8, p / 8, l.min(p) / 8] {
+                block[b] = lowest(&key[8 * b..8 * b + 8]);
+            }
+        }
+    }
+    let mut i = 0;
+    while i < n {
+        out.push(tok[i]);
+        i = next[i] as usize;
     }
 }
 
@@ -90,6 +173,24 @@ fn rank_of<const L: usize>(vocab: &Vocab, piece: &[u8], buf: &[u8; L], s: usize,
         vocab.rank(&piece[s..e])
     };
     r.unwrap_or(NONE)
+}
+
+/// A pair's key: its rank, then where its left part starts (the leftmost wins a tie).
+#[inline(always)]
+fn at(rank: u32, p: usize) -> u64 {
+    (rank as u64) << 32 | p as u64
+}
+
+/// The lowest of `key` (a multiple of 4 long), in four independent chains of minimums.
+#[inline(always)]
+fn lowest(key: &[u64]) -> u64 {
+    let mut m = [u64::MAX; 4];
+    for c in key.chunks_exact(4) {
+        for j in 0..4 {
+            m[j] = m[j].min(c[j]);
+        }
+    }
+    m[0].min(m[1]).min(m[2].min(m[3]))
 }
 
 /// Pieces of at most [`LINKED`] bytes: [`merge_linked`].
@@ -140,8 +241,6 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
         next[i] = i as u8 + 1;
         prev[i] = (i as u8).wrapping_sub(1);
     }
-    // A pair's key: its rank, then where its left part starts (the leftmost wins a tie).
-    let at = |rank: u32, p: usize| (rank as u64) << 32 | p as u64;
     if !(MISS && n == 2) {
         for (i, k) in key[..n - 1].iter_mut().enumerate() {
             *k = at(rank_of(vocab, piece, buf, i, i + 2), i);
@@ -149,7 +248,7 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
     }
     let mut parts = n;
     loop {
-        let best = key.iter().fold(u64::MAX, |m, &k| m.min(k));
+        let best = lowest(&key);
         let rank = (best >> 32) as u32;
         if rank == NONE {
             break;
@@ -181,63 +280,6 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
     while i < n {
         out.push(tok[i]);
         i = next[i] as usize;
-    }
-}
-
-/// `start[i]` is where part i begins (the last part ends at `n`), `tok[i]` its rank, and
-/// `pair[i]` the rank of parts i and i+1 joined, or NONE. Each round finds the lowest pair rank
-/// (the leftmost on a tie, as the scan keeps the first minimum), merges, and updates the two
-/// pair ranks that changed.
-fn merge_scan<const CAP: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; SMALL + 8], out: &mut S) {
-    let n = piece.len();
-    debug_assert!((2..=CAP).contains(&n));
-    let mut start = [0u32; CAP];
-    let mut tok = [0u32; CAP];
-    let mut pair = [NONE; CAP];
-    for i in 0..n {
-        start[i] = i as u32;
-        tok[i] = vocab.byte_rank(piece[i]);
-    }
-    if !(MISS && n == 2) {
-        for (i, p) in pair[..n - 1].iter_mut().enumerate() {
-            *p = rank_of(vocab, piece, buf, i, i + 2);
-        }
-    }
-    let mut parts = n;
-    loop {
-        let (mut best, mut best_rank) = (0, NONE);
-        for (i, &r) in pair[..parts - 1].iter().enumerate() {
-            if r < best_rank {
-                best = i;
-                best_rank = r;
-            }
-        }
-        if best_rank == NONE {
-            break;
-        }
-        tok[best] = best_rank;
-        // Part best+1 disappears: shift everything after it down by one.
-        start.copy_within(best + 2..parts, best + 1);
-        tok.copy_within(best + 2..parts, best + 1);
-        if best + 2 < parts {
-            pair.copy_within(best + 2..parts - 1, best + 1);
-        }
-        parts -= 1;
-        // Two parts left of a piece that is no token: their join is the piece.
-        if parts == 1 || (MISS && parts == 2) {
-            break;
-        }
-        let joined = |i: usize| {
-            let stop = if i + 2 < parts { start[i + 2] as usize } else { n };
-            rank_of(vocab, piece, buf, start[i] as usize, stop)
-        };
-        pair[best] = if best + 1 < parts { joined(best) } else { NONE };
-        if best > 0 {
-            pair[best - 1] = joined(best - 1);
-        }
-    }
-    for &t in &tok[..parts] {
-        out.push(t);
     }
 }
 
@@ -357,7 +399,7 @@ mod tests {
         }
     }
 
-    /// The short-piece paths (2-8 and 9-16 bytes on the linked scan, 17+ on the shifting one,
+    /// The short-piece paths (2-8 and 9-16 bytes on the linked scan, 17+ on the wide one,
     /// with and without knowing the piece is no token) on many random tables, including ones
     /// that are not a merge order, against the definition.
     #[test]
@@ -390,6 +432,63 @@ mod tests {
                     let mut got = Vec::new();
                     merge_miss(&v, &s, &mut got);
                     assert_eq!(got, want, "miss: {merges:?} {:?}", String::from_utf8_lossy(&s));
+                }
+            }
+        }
+    }
+
+    /// Pieces of 17-128 bytes ([`merge_wide`], with block minimums past 32 bytes) on random
+    /// tables whose tokens run to 24 bytes (so pairs are looked up in all three indexes, and
+    /// some are longer than any token), including tables that are not a merge order, and on
+    /// runs of one byte after a short prefix (the lines of `*` or `-` of real text): against
+    /// the definition.
+    #[test]
+    fn wide_pieces_on_random_tables() {
+        let mut rnd = xorshift(0x5851_f42d_4c95_7f2d);
+        for round in 0..120 {
+            let alphabet = &b"abcd"[..2 + rnd(3) as usize];
+            let mut merges: Vec<Vec<u8>> = Vec::new();
+            let want_merges = 10 + rnd(60) as usize;
+            for _ in 0..10 * want_merges {
+                if merges.len() == want_merges {
+                    break;
+                }
+                // Mostly short tokens, some of 8-24 bytes, some runs of one letter.
+                let len = if rnd(4) == 0 { 8 + rnd(17) as usize } else { 2 + rnd(6) as usize };
+                let t: Vec<u8> = if rnd(5) == 0 {
+                    vec![alphabet[0]; len]
+                } else {
+                    (0..len).map(|_| alphabet[rnd(alphabet.len() as u64) as usize]).collect()
+                };
+                if !merges.contains(&t) {
+                    merges.push(t);
+                }
+            }
+            if round % 2 == 0 {
+                // A merge order of sorts: shorter tokens first.
+                merges.sort_by_key(|t| t.len());
+            }
+            let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            toks.extend(merges.iter().cloned());
+            let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+            for _ in 0..12 {
+                let len = 17 + rnd(112) as usize;
+                let s: Vec<u8> = match rnd(3) {
+                    0 => {
+                        let mut s = vec![alphabet[1]; 1 + rnd(3) as usize];
+                        s.resize(len, alphabet[0]);
+                        s
+                    }
+                    _ => (0..len).map(|_| alphabet[rnd(alphabet.len() as u64) as usize]).collect(),
+                };
+                let want = merge_reference(&v, &s);
+                let mut got = Vec::new();
+                merge_small::<_, false>(&v, &s, &mut got);
+                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&s));
+                if v.rank(&s).is_none() {
+                    let mut got = Vec::new();
+                    merge_miss(&v, &s, &mut got);
+                    assert_eq!(got, want, "miss: {:?}", String::from_utf8_lossy(&s));
                 }
             }
         }
