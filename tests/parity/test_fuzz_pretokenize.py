@@ -24,7 +24,7 @@ import bytepair  # noqa: E402
 from bytepair.registry import llama, openai  # noqa: E402
 from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN  # noqa: E402
 
-from fuzztext import PALETTE, random_text  # noqa: E402
+from fuzztext import PALETTE, plain_text, random_text  # noqa: E402
 from support import VOCAB_DIR  # noqa: E402
 N_GENERATED = 2500
 
@@ -88,6 +88,15 @@ def test_generated_documents_and_specials(pair):
         _check(ref, ours, text)
         with_special = text[: len(text) // 2] + "<|endoftext|>" + text[len(text) // 2 :]
         assert ours.encode(with_special, allowed_special="all") == ref.encode(with_special, allowed_special="all")
+
+
+def test_plain_documents(pair):
+    """Long texts of mostly ASCII and Latin-1: the scanners' 64-byte block path (which short
+    strings never reach) meeting every kind of boundary, and the odd complex character."""
+    ref, ours = pair
+    rnd = random.Random(64)
+    for _ in range(300):
+        _check(ref, ours, plain_text(rnd, rnd.randrange(64, 2000)))
 
 
 def test_long_runs(pair):

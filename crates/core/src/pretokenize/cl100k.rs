@@ -14,8 +14,9 @@
 //! 4. an optional space, a run of punctuation (not space, letter or number), then `\r`/`\n`s;
 //! 5. whitespace, see [`whitespace_end`].
 
+use super::block::{for_each_span_block, Grammar};
 use super::scan::{
-    alpha_run, digits_end, flags_at, for_each, for_each_span, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
+    alpha_run, digits_end, flags_at, for_each_span, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
 };
 use super::unicode::{contraction_letter, decode, flags, L, N};
 
@@ -107,20 +108,32 @@ fn end(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
     whitespace_end(bytes, i, ws)
 }
 
-pub fn for_each_cl100k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
-    for_each(text, range, |b, i| end(b, i, Whitespace::EndFirst), f)
+pub fn for_each_cl100k<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
+    for_each_span_cl100k(text, range, |i, j| f(&text[i..j]))
 }
 
-pub fn for_each_llama3<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
-    for_each(text, range, |b, i| end(b, i, Whitespace::NewlineFirst), f)
+pub fn for_each_llama3<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
+    for_each_span_llama3(text, range, |i, j| f(&text[i..j]))
 }
 
-/// [`for_each_cl100k`] with pieces as byte offsets (see [`for_each_span`]).
+/// [`for_each_cl100k`] with pieces as byte offsets (see [`for_each_span`]): a window of plain
+/// text at a time ([`super::block`]), this scanner where the text is not plain.
 pub fn for_each_span_cl100k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span_block(text, range, Grammar::Cl100k, |b, i| end(b, i, Whitespace::EndFirst), f)
+}
+
+/// [`for_each_llama3`] with pieces as byte offsets. The two patterns differ only where a
+/// whitespace run reaches the end of the text, which no window does.
+pub fn for_each_span_llama3(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span_block(text, range, Grammar::Cl100k, |b, i| end(b, i, Whitespace::NewlineFirst), f)
+}
+
+/// The scalar scanner alone: the definition the block driver is tested against.
+pub fn for_each_span_cl100k_scalar(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span(text, range, |b, i| end(b, i, Whitespace::EndFirst), f)
 }
 
-/// [`for_each_llama3`] with pieces as byte offsets (see [`for_each_span`]).
-pub fn for_each_span_llama3(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+/// The scalar scanner alone, for Llama 3.
+pub fn for_each_span_llama3_scalar(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span(text, range, |b, i| end(b, i, Whitespace::NewlineFirst), f)
 }

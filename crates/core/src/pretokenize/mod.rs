@@ -15,6 +15,7 @@
 //! fancy-regex on generated text, and the Python suite compares whole encodings with tiktoken.
 
 pub mod automata;
+pub mod block;
 pub mod cl100k;
 pub mod o200k;
 pub mod r50k;
