@@ -121,6 +121,7 @@ fn classify_rare(w: &[u8; 64], c: &mut Classes, apos: u64, mut leads: u64) {
 
 /// [`classify`] one byte at a time: the definition the SIMD form must equal (tested), and the
 /// form used off x86-64.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline]
 fn classify_scalar(w: &[u8; 64]) -> Classes {
     let mut c = Classes::default();
