@@ -166,17 +166,73 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
     c
 }
 
-/// Classifies the 64 bytes `w`.
+/// Classifies the 64 bytes `w`: with AVX-512BW where the processor has it (one compare per
+/// class into a mask register; measured +2% on English, +6% on source code over SSE2), else
+/// with SSE2 (part of x86-64). The choice is a predictable branch on a flag std caches, and
+/// the AVX-512 form is a call per window (it cannot be inlined into code built without it).
 #[inline(always)]
 pub fn classify(w: &[u8; 64]) -> Classes {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            // Safety: the processor has AVX-512BW (and so AVX-512F).
+            return unsafe { avx512::classify(w) };
+        }
         // Safety: SSE2 is part of x86-64.
         unsafe { sse2::classify(w) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         classify_scalar(w)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{classify_rare, Classes};
+    use std::arch::x86_64::*;
+
+    /// Bytes in `lo..=hi` (unsigned), as a mask.
+    #[inline(always)]
+    unsafe fn range(v: __m512i, lo: u8, hi: u8) -> u64 {
+        _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(lo as i8)), _mm512_set1_epi8((hi - lo) as i8))
+    }
+
+    #[inline(always)]
+    unsafe fn eq(v: __m512i, b: u8) -> u64 {
+        _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b as i8))
+    }
+
+    /// The same classes as [`super::sse2::classify`], all 64 bytes at once. Safety: the
+    /// processor must have AVX-512F and AVX-512BW.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn classify(w: &[u8; 64]) -> Classes {
+        let v = _mm512_loadu_si512(w.as_ptr() as *const _);
+        let mut upper = range(v, b'A', b'Z');
+        let mut lower = range(v, b'a', b'z');
+        let digit = range(v, b'0', b'9');
+        let space = eq(v, b' ');
+        let newline = eq(v, b'\n') | eq(v, b'\r');
+        let tab = range(v, 0x09, 0x0c) & !newline;
+        let apos = eq(v, b'\'');
+        let slash = eq(v, b'/');
+        let high = _mm512_movepi8_mask(v);
+        let mut leads = 0;
+        if high != 0 {
+            // A Latin-1 letter: 0xc3 and a continuation byte; both bytes take its class.
+            let c3 = eq(v, 0xc3);
+            leads = eq(v, 0xc2) | eq(v, 0xe2);
+            let not_sign = !(eq(v, 0x97) | eq(v, 0xb7));
+            let lead_up = c3 & ((range(v, 0x80, 0x9e) & not_sign) >> 1);
+            let lead_low = c3 & ((range(v, 0x9f, 0xbf) & not_sign) >> 1);
+            upper |= lead_up | lead_up << 1;
+            lower |= lead_low | lead_low << 1;
+        }
+        let ascii_known = upper | lower | digit | space | tab | newline | apos;
+        let mut c = Classes { upper, lower, digit, punct: !(ascii_known | high), space, tab, newline, slash, ..Classes::default() };
+        classify_rare(w, &mut c, apos, leads);
+        c.complex |= high & !(upper | lower | c.punct);
+        c
     }
 }
 
@@ -465,7 +521,16 @@ mod tests {
                     _ => 0x60 + rng.below(0x60) as u8 + if rng.below(2) == 0 { 0 } else { 0x40 },
                 };
             }
-            assert_eq!(classify(&w), classify_scalar(&w), "{w:?}");
+            let want = classify_scalar(&w);
+            assert_eq!(classify(&w), want, "{w:?}");
+            #[cfg(target_arch = "x86_64")]
+            {
+                // Both SIMD forms, whichever `classify` picks on this processor.
+                assert_eq!(unsafe { sse2::classify(&w) }, want, "{w:?}");
+                if std::arch::is_x86_feature_detected!("avx512bw") {
+                    assert_eq!(unsafe { avx512::classify(&w) }, want, "{w:?}");
+                }
+            }
         }
     }
 
