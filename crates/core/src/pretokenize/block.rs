@@ -1,5 +1,5 @@
-//! Piece boundaries 64 bytes at a time, as bit masks, for the o200k and cl100k / Llama 3 split
-//! patterns on "plain" text: ASCII, plus the two-byte Latin-1 letters `À`-`ÿ` (U+00C0-U+00FF,
+//! Piece boundaries 64 bytes at a time, as bit masks, for the o200k, cl100k / Llama 3 and
+//! GPT-2 / r50k split patterns on "plain" text: ASCII, plus the two-byte Latin-1 letters `À`-`ÿ` (U+00C0-U+00FF,
 //! all `\p{L}`, but `×` and `÷`).
 //!
 //! Why: the scalar scanners ([`super::o200k`], [`super::cl100k`]) decide each piece with a few
@@ -35,6 +35,9 @@
 //!    before its last character (`\s+(?!\S)`), which starts a piece. The tail is found with
 //!    the bits reversed: "no newline later in the run" becomes "no newline earlier", which an
 //!    addition's carry computes for every run at once.
+//!
+//! GPT-2's pattern is simpler (only a space can precede a run, digits are not grouped, no
+//! newline rule): see [`starts_r50k`].
 //!
 //! # What is trusted
 //!
@@ -303,6 +306,8 @@ pub enum Grammar {
     O200k,
     /// cl100k_base and Llama 3 (they differ only at the end of the text, never in a window).
     Cl100k,
+    /// GPT-2, r50k_base, p50k_base (both spellings of the pattern).
+    R50k,
 }
 
 /// The piece starts of a window that starts a piece at bit 0, and how many leading bits are
@@ -318,6 +323,35 @@ pub fn starts(c: &Classes, grammar: Grammar) -> (u64, u32) {
     let letter = c.upper | c.lower;
     let st = c.space | c.tab;
     let ws = st | c.newline;
+    let all = if grammar == Grammar::R50k { starts_r50k(c, letter, ws) } else { starts_gpt4(c, grammar, letter, st, ws) };
+
+    // Exact below the first complex byte; if the byte before it is whitespace, only below the
+    // run that holds it (the run may continue past it).
+    let x = complex.trailing_zeros(); // 64 when there is none
+    let mut limit = x;
+    if x > 0 && ws >> (x - 1) & 1 != 0 {
+        let runs_before = (ws & !(ws << 1)) & (u64::MAX >> (64 - x));
+        limit = 63 - runs_before.leading_zeros();
+    }
+    (all, limit)
+}
+
+/// GPT-2's pattern: `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`.
+/// A run of letters, of digits or of punctuation starts a piece unless a space precedes it (a
+/// space before one is the last byte of its whitespace run, so it starts a piece, and takes
+/// the run). A whitespace run has no newline rule: it starts a piece, and so does its last
+/// byte when the run has two or more (`\s+(?!\S)` gives one back).
+#[inline(always)]
+fn starts_r50k(c: &Classes, letter: u64, ws: u64) -> u64 {
+    let runs = (letter & !(letter << 1)) | (c.digit & !(c.digit << 1)) | (c.punct & !(c.punct << 1));
+    let last = ws & !(ws >> 1);
+    let ws_starts = (ws & !(ws << 1)) | (last & (ws << 1));
+    1 | ws_starts | (runs & !(c.space << 1))
+}
+
+/// o200k's and cl100k's rules (the module docs).
+#[inline(always)]
+fn starts_gpt4(c: &Classes, grammar: Grammar, letter: u64, st: u64, ws: u64) -> u64 {
 
     // 1. Punctuation runs, and the newlines they take.
     let punct_starts = c.punct & !(c.punct << 1) & !(c.space << 1);
@@ -364,17 +398,7 @@ pub fn starts(c: &Classes, grammar: Grammar) -> (u64, u32) {
         }
     }
 
-    let all = 1 | punct_starts | ws_starts | letter_starts | digit_starts;
-
-    // Exact below the first complex byte; if the byte before it is whitespace, only below the
-    // run that holds it (the run may continue past it).
-    let x = complex.trailing_zeros(); // 64 when there is none
-    let mut limit = x;
-    if x > 0 && ws >> (x - 1) & 1 != 0 {
-        let runs_before = (ws & !(ws << 1)) & (u64::MAX >> (64 - x));
-        limit = 63 - runs_before.leading_zeros();
-    }
-    (all, limit)
+    1 | punct_starts | ws_starts | letter_starts | digit_starts
 }
 
 /// Calls `f(start, end)` for each piece of `text` from byte `range.start` (a piece start) until
@@ -418,7 +442,7 @@ pub fn for_each_span_block(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pretokenize::{cl100k, o200k};
+    use crate::pretokenize::{cl100k, o200k, r50k};
 
     struct Rng(u64);
     impl Rng {
@@ -464,7 +488,8 @@ mod tests {
     }
 
     type Driver = fn(&str, std::ops::Range<usize>, &mut dyn FnMut(usize, usize));
-    const DRIVERS: [(&str, Driver, Driver); 3] = [
+    const DRIVERS: [(&str, Driver, Driver); 4] = [
+        ("r50k", |t, r, f| r50k::for_each_span_r50k(t, r, f), |t, r, f| r50k::for_each_span_r50k_scalar(t, r, f)),
         ("o200k", |t, r, f| o200k::for_each_span_o200k(t, r, f), |t, r, f| o200k::for_each_span_o200k_scalar(t, r, f)),
         ("cl100k", |t, r, f| cl100k::for_each_span_cl100k(t, r, f), |t, r, f| cl100k::for_each_span_cl100k_scalar(t, r, f)),
         ("llama3", |t, r, f| cl100k::for_each_span_llama3(t, r, f), |t, r, f| cl100k::for_each_span_llama3_scalar(t, r, f)),
@@ -572,7 +597,7 @@ mod tests {
     fn plain_text_takes_the_block_path() {
         let mut rng = Rng(0x0ddb_a11c_afe0_0001);
         let text = random_text(&mut rng, 100_000, usize::MAX);
-        for grammar in [Grammar::O200k, Grammar::Cl100k] {
+        for grammar in [Grammar::O200k, Grammar::Cl100k, Grammar::R50k] {
             let (fallbacks, mut pieces) = (std::cell::Cell::new(0), 0);
             let end = |b: &[u8], i: usize| {
                 fallbacks.set(fallbacks.get() + 1);
@@ -585,6 +610,11 @@ mod tests {
                     Grammar::Cl100k => {
                         let mut e = 0;
                         cl100k::for_each_span_cl100k_scalar(std::str::from_utf8(b).unwrap(), i..i + 1, |_, j| e = j);
+                        e
+                    }
+                    Grammar::R50k => {
+                        let mut e = 0;
+                        r50k::for_each_span_r50k_scalar(std::str::from_utf8(b).unwrap(), i..i + 1, |_, j| e = j);
                         e
                     }
                 }
