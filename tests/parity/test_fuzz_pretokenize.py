@@ -50,9 +50,11 @@ CASES = {
     "o200k_base": ("o200k_base", openai.O200K_PATTERN, "o200k"),
     "llama3-pattern": ("cl100k_base", llama.LLAMA3_PATTERN, "llama3"),
     "r50k-pattern": ("cl100k_base", openai.R50K_PATTERN, "r50k"),
-    # family patterns without a hand-written scanner: the exact regex-automata rewrite
-    "nanochat-pattern": ("cl100k_base", NANOCHAT_PATTERN, "automata"),
-    "rustbpe-gpt4-pattern": ("cl100k_base", RUSTBPE_GPT4_PATTERN, "automata"),
+    # nanochat's pattern, and the GPT-4 pattern as minbpe/rustbpe write it: hand-written too
+    "nanochat-pattern": ("cl100k_base", NANOCHAT_PATTERN, "nanochat"),
+    "rustbpe-gpt4-pattern": ("cl100k_base", RUSTBPE_GPT4_PATTERN, "rustbpe"),
+    # a family pattern without a hand-written scanner: the exact regex-automata rewrite
+    "gpt4-digits4-pattern": ("cl100k_base", RUSTBPE_GPT4_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}{1,4}"), "automata"),
 }
 
 

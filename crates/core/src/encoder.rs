@@ -141,7 +141,8 @@ impl Encoder {
         // the loop of its scanner, and is inlined there.
         match &self.pretokenizer {
             Pretokenizer::Cl100k => cl100k::for_each_span_cl100k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
-            Pretokenizer::Llama3 => cl100k::for_each_span_llama3(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+            Pretokenizer::Llama3 | Pretokenizer::Rustbpe => cl100k::for_each_span_llama3(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+            Pretokenizer::Nanochat => cl100k::for_each_span_nanochat(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
             Pretokenizer::O200k => o200k::for_each_span_o200k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
             Pretokenizer::R50k(_) => r50k::for_each_span_r50k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
             Pretokenizer::Regex(_) | Pretokenizer::Automata(_) => {

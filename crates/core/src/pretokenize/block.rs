@@ -308,6 +308,9 @@ pub enum Grammar {
     Cl100k,
     /// GPT-2, r50k_base, p50k_base (both spellings of the pattern).
     R50k,
+    /// nanochat's pattern: cl100k's rules with numbers two digits at a time (rustbpe's form of
+    /// the GPT-4 pattern reads as cl100k's in a window, see `cl100k.rs`).
+    Nanochat,
 }
 
 /// The piece starts of a window that starts a piece at bit 0, and how many leading bits are
@@ -387,13 +390,17 @@ fn starts_gpt4(c: &Classes, grammar: Grammar, letter: u64, st: u64, ws: u64) -> 
 
     // 3. Digits, in threes from the start of each run.
     let mut digit_starts = c.digit & !(c.digit << 1);
-    let three = c.digit & (c.digit << 1) & (c.digit << 2);
-    // Runs of four or more digits are rare in text; test for them once rather than run the
+    let (size, full) = if grammar == Grammar::Nanochat {
+        (2, c.digit & (c.digit << 1))
+    } else {
+        (3, c.digit & (c.digit << 1) & (c.digit << 2))
+    };
+    // Runs longer than a group are rare in text; test for them once rather than run the
     // loop's exit test (a mispredicted branch) on every window with a digit.
-    if three != 0 {
+    if full != 0 {
         let mut g = digit_starts;
         while g != 0 {
-            g = (g << 3) & three;
+            g = (g << size) & full;
             digit_starts |= g;
         }
     }
@@ -488,7 +495,8 @@ mod tests {
     }
 
     type Driver = fn(&str, std::ops::Range<usize>, &mut dyn FnMut(usize, usize));
-    const DRIVERS: [(&str, Driver, Driver); 4] = [
+    const DRIVERS: [(&str, Driver, Driver); 5] = [
+        ("nanochat", |t, r, f| cl100k::for_each_span_nanochat(t, r, f), |t, r, f| cl100k::for_each_span_nanochat_scalar(t, r, f)),
         ("r50k", |t, r, f| r50k::for_each_span_r50k(t, r, f), |t, r, f| r50k::for_each_span_r50k_scalar(t, r, f)),
         ("o200k", |t, r, f| o200k::for_each_span_o200k(t, r, f), |t, r, f| o200k::for_each_span_o200k_scalar(t, r, f)),
         ("cl100k", |t, r, f| cl100k::for_each_span_cl100k(t, r, f), |t, r, f| cl100k::for_each_span_cl100k_scalar(t, r, f)),
@@ -597,7 +605,7 @@ mod tests {
     fn plain_text_takes_the_block_path() {
         let mut rng = Rng(0x0ddb_a11c_afe0_0001);
         let text = random_text(&mut rng, 100_000, usize::MAX);
-        for grammar in [Grammar::O200k, Grammar::Cl100k, Grammar::R50k] {
+        for grammar in [Grammar::O200k, Grammar::Cl100k, Grammar::R50k, Grammar::Nanochat] {
             let (fallbacks, mut pieces) = (std::cell::Cell::new(0), 0);
             let end = |b: &[u8], i: usize| {
                 fallbacks.set(fallbacks.get() + 1);
@@ -615,6 +623,11 @@ mod tests {
                     Grammar::R50k => {
                         let mut e = 0;
                         r50k::for_each_span_r50k_scalar(std::str::from_utf8(b).unwrap(), i..i + 1, |_, j| e = j);
+                        e
+                    }
+                    Grammar::Nanochat => {
+                        let mut e = 0;
+                        cl100k::for_each_span_nanochat_scalar(std::str::from_utf8(b).unwrap(), i..i + 1, |_, j| e = j);
                         e
                     }
                 }

@@ -158,7 +158,7 @@ fn end(bytes: &[u8], i: usize) -> usize {
         }
     }
     if f & N != 0 {
-        return digits_end(bytes, i + n);
+        return digits_end(bytes, i + n, 2);
     }
     let punct_from = if is_punct(f) {
         Some(i)
