@@ -11,7 +11,8 @@
 //!    (nearly every piece that misses) parts are linked in place and never moved
 //!    ([`merge_linked`]); 17-128 bytes the same links over the piece's own width, with block
 //!    minimums past 32 bytes ([`merge_wide`]). A caller that has already looked the whole
-//!    piece up says so ([`merge_miss`]) and the lookup is not repeated;
+//!    piece up says so ([`merge_miss`]) and the lookup is not repeated; a three-byte piece
+//!    that is no token is then two pair lookups and a choice ([`merge_three`]);
 //! 3. long pieces: [`super::backtrack`], a longest-match walk that backtracks (linear), with
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
@@ -56,10 +57,35 @@ pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if n == 2 {
         out.push(vocab.byte_rank(piece[0]));
         out.push(vocab.byte_rank(piece[1]));
+    } else if n == 3 {
+        merge_three(vocab, piece, out);
     } else if n <= SMALL {
         merge_small::<S, true>(vocab, piece, out);
     } else {
         super::backtrack::merge_long(vocab, piece, out);
+    }
+}
+
+/// A three-byte piece that is no token: one merge at most, then two parts are left. The
+/// lower-ranked of the two pairs merges (the left one on a tie: "aaa"), or neither is a token.
+/// A third of the pieces of random letters that miss (o200k), and the linked scan's set-up
+/// (arrays, padding, a round, the output loop) cost twice the two lookups (docs/engine.md,
+/// "Fifth pass").
+#[inline(always)]
+fn merge_three<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    let (a, b, c) = (piece[0], piece[1], piece[2]);
+    let left = vocab.rank_word(u16::from_le_bytes([a, b]) as u64, 2).unwrap_or(NONE);
+    let right = vocab.rank_word(u16::from_le_bytes([b, c]) as u64, 2).unwrap_or(NONE);
+    let (ra, rc) = (vocab.byte_rank(a), vocab.byte_rank(c));
+    if left.min(right) == NONE {
+        out.push(ra);
+        out.push(vocab.byte_rank(b));
+        out.push(rc);
+    } else {
+        // Selects, not branches: which pair wins is what the predictor cannot know.
+        let take_left = left <= right;
+        out.push(if take_left { left } else { ra });
+        out.push(if take_left { rc } else { right });
     }
 }
 
@@ -433,6 +459,36 @@ mod tests {
                     merge_miss(&v, &s, &mut got);
                     assert_eq!(got, want, "miss: {merges:?} {:?}", String::from_utf8_lossy(&s));
                 }
+            }
+        }
+    }
+
+    /// Three-byte pieces ([`merge_three`]): every piece over a three-letter alphabet, on random
+    /// tables of two- and three-byte tokens (ties between equal pairs, "aaa"; tables that are
+    /// not a merge order; pairs that are not tokens), against the definition.
+    #[test]
+    fn three_byte_pieces_on_random_tables() {
+        let mut rnd = xorshift(0x0123_4567_89ab_cdef);
+        let alphabet = b"abc";
+        for _ in 0..300 {
+            let mut merges: Vec<String> = Vec::new();
+            for _ in 0..rnd(14) {
+                let len = 2 + rnd(2) as usize;
+                let t: String = (0..len).map(|_| alphabet[rnd(3) as usize] as char).collect();
+                if !merges.contains(&t) {
+                    merges.push(t);
+                }
+            }
+            let refs: Vec<&str> = merges.iter().map(|s| s.as_str()).collect();
+            let v = vocab(&refs);
+            for k in 0..27 {
+                let s = [alphabet[k / 9], alphabet[k / 3 % 3], alphabet[k % 3]];
+                if v.rank(&s).is_some() {
+                    continue;
+                }
+                let mut got = Vec::new();
+                merge_miss(&v, &s, &mut got);
+                assert_eq!(got, merge_reference(&v, &s), "{merges:?} {:?}", String::from_utf8_lossy(&s));
             }
         }
     }
