@@ -32,7 +32,7 @@
 
 use hashbrown::HashMap;
 
-use super::rank::merge_miss;
+use super::rank::{merge_miss, merge_miss_unpredictable};
 use super::Sink;
 use crate::vocab::{pack16, pack16_words, Vocab};
 
@@ -178,7 +178,8 @@ impl<'t> PieceCache<'t> {
         let cache = slot.get_or_insert_with(|| Self::new(vocab));
         if cache.bypass > 0 {
             cache.bypass -= 1;
-            return merge_miss(vocab, piece, out);
+            // Pieces that do not repeat: which of their pairs are tokens does not either.
+            return merge_miss_unpredictable(vocab, piece, out);
         }
         cache.lookups += 1;
         if cache.lookups == WINDOW {

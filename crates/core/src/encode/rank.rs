@@ -40,7 +40,7 @@ pub fn encode_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 #[inline]
 pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
-        merge_small::<S, false>(vocab, piece, out);
+        merge_small::<S, false, false>(vocab, piece, out);
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
@@ -53,14 +53,30 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// calls it on pairs of tokens that may join into a token.)
 #[inline]
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    merge_miss_with::<S, false>(vocab, piece, out)
+}
+
+/// [`merge_miss`] for pieces that do not repeat (the piece cache's bypass mode: random
+/// letters, base64). Their pair lookups of up to 7 bytes read a window of the short index with
+/// no branch on the outcome (`Vocab::rank_word_or_none`): on such text which pairs are tokens
+/// is what the branch predictor cannot guess, and the probe loop's exit was the merge's
+/// largest source of mispredicts. On real text, where it mostly can guess, the window's wait
+/// for all its slots cost more than it saved (docs/engine.md, "Fifth pass").
+#[inline]
+pub fn merge_miss_unpredictable<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    merge_miss_with::<S, true>(vocab, piece, out)
+}
+
+#[inline(always)]
+fn merge_miss_with<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let n = piece.len();
     if n == 2 {
         out.push(vocab.byte_rank(piece[0]));
         out.push(vocab.byte_rank(piece[1]));
     } else if n == 3 {
-        merge_three(vocab, piece, out);
+        merge_three::<S, WINDOWED>(vocab, piece, out);
     } else if n <= SMALL {
-        merge_small::<S, true>(vocab, piece, out);
+        merge_small::<S, true, WINDOWED>(vocab, piece, out);
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
@@ -72,10 +88,17 @@ pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// (arrays, padding, a round, the output loop) cost twice the two lookups (docs/engine.md,
 /// "Fifth pass").
 #[inline(always)]
-fn merge_three<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+fn merge_three<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let (a, b, c) = (piece[0], piece[1], piece[2]);
-    let left = vocab.rank_word(u16::from_le_bytes([a, b]) as u64, 2).unwrap_or(NONE);
-    let right = vocab.rank_word(u16::from_le_bytes([b, c]) as u64, 2).unwrap_or(NONE);
+    let pair = |x: u8, y: u8| {
+        let word = u16::from_le_bytes([x, y]) as u64;
+        if WINDOWED {
+            vocab.rank_word_or_none(word, 2)
+        } else {
+            vocab.rank_word(word, 2).unwrap_or(NONE)
+        }
+    };
+    let (left, right) = (pair(a, b), pair(b, c));
     let (ra, rc) = (vocab.byte_rank(a), vocab.byte_rank(c));
     if left.min(right) == NONE {
         out.push(ra);
@@ -91,14 +114,15 @@ fn merge_three<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 
 /// The quadratic scan for short pieces, in stack arrays sized for the piece: most missed
 /// pieces are under 16 bytes, and clearing a 128-entry array per piece would cost more than the
-/// merging. `MISS`: the whole piece is known not to be a token.
+/// merging. `MISS`: the whole piece is known not to be a token. `WINDOWED`: pair lookups of up
+/// to 7 bytes without a branch on their outcome ([`merge_miss_unpredictable`]).
 #[inline]
-fn merge_small<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+fn merge_small<S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let n = piece.len();
     if n <= 8 {
-        merge_linked::<8, S, MISS>(vocab, piece, &pad_small(piece), out)
+        merge_linked::<8, S, MISS, WINDOWED>(vocab, piece, &pad_small(piece), out)
     } else if n <= LINKED {
-        merge_linked::<LINKED, S, MISS>(vocab, piece, &pad_small(piece), out)
+        merge_linked::<LINKED, S, MISS, WINDOWED>(vocab, piece, &pad_small(piece), out)
     } else {
         merge_wide::<S, MISS>(vocab, piece, out)
     }
@@ -192,13 +216,17 @@ fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut 
 
 /// The rank of `piece[s..e]`, with `buf` the piece followed by readable bytes.
 #[inline(always)]
-fn rank_of<const L: usize>(vocab: &Vocab, piece: &[u8], buf: &[u8; L], s: usize, e: usize) -> u32 {
-    let r = if e - s <= 7 {
-        vocab.rank_word(u64::from_le_bytes(buf[s..s + 8].try_into().unwrap()), e - s)
+fn rank_of<const L: usize, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; L], s: usize, e: usize) -> u32 {
+    if e - s <= 7 {
+        let word = u64::from_le_bytes(buf[s..s + 8].try_into().unwrap());
+        if WINDOWED {
+            vocab.rank_word_or_none(word, e - s)
+        } else {
+            vocab.rank_word(word, e - s).unwrap_or(NONE)
+        }
     } else {
-        vocab.rank(&piece[s..e])
-    };
-    r.unwrap_or(NONE)
+        vocab.rank(&piece[s..e]).unwrap_or(NONE)
+    }
 }
 
 /// A pair's key: its rank, then where its left part starts (the leftmost wins a tie).
@@ -252,7 +280,7 @@ fn pad_small(piece: &[u8]) -> [u8; LINKED + 8] {
 /// counting 1 MB of random letters on o200k took 305 M instructions, with this one and
 /// [`merge_miss`] 184 M, cachegrind; docs/engine.md, "Third pass".)
 #[inline(always)]
-fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; LINKED + 8], out: &mut S) {
+fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; LINKED + 8], out: &mut S) {
     let n = piece.len();
     debug_assert!((2..=W).contains(&n) && W <= LINKED);
     // Indexed by a part's first byte; one spare entry so that `next` of the last part (n)
@@ -269,7 +297,7 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
     }
     if !(MISS && n == 2) {
         for (i, k) in key[..n - 1].iter_mut().enumerate() {
-            *k = at(rank_of(vocab, piece, buf, i, i + 2), i);
+            *k = at(rank_of::<_, WINDOWED>(vocab, piece, buf, i, i + 2), i);
         }
     }
     let mut parts = n;
@@ -293,13 +321,13 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
         if r < n {
             prev[r] = p as u8;
             let e = next[r] as usize;
-            key[p] = at(rank_of(vocab, piece, buf, p, e), p);
+            key[p] = at(rank_of::<_, WINDOWED>(vocab, piece, buf, p, e), p);
         } else {
             key[p] = u64::MAX;
         }
         if p > 0 {
             let l = prev[p] as usize;
-            key[l] = at(rank_of(vocab, piece, buf, l, r), l);
+            key[l] = at(rank_of::<_, WINDOWED>(vocab, piece, buf, l, r), l);
         }
     }
     let mut i = 0;
@@ -345,7 +373,7 @@ mod tests {
         let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         encode_piece(v, piece, &mut a);
         if piece.len() >= 2 && piece.len() <= SMALL {
-            merge_small::<_, false>(v, piece, &mut b);
+            merge_small::<_, false, false>(v, piece, &mut b);
         } else {
             b = a.clone();
         }
@@ -452,12 +480,15 @@ mod tests {
                 let s: Vec<u8> = (0..len).map(|_| alphabet[rnd(alphabet.len() as u64) as usize]).collect();
                 let want = merge_reference(&v, &s);
                 let mut got = Vec::new();
-                merge_small::<_, false>(&v, &s, &mut got);
+                merge_small::<_, false, false>(&v, &s, &mut got);
                 assert_eq!(got, want, "{merges:?} {:?}", String::from_utf8_lossy(&s));
                 if v.rank(&s).is_none() {
                     let mut got = Vec::new();
                     merge_miss(&v, &s, &mut got);
                     assert_eq!(got, want, "miss: {merges:?} {:?}", String::from_utf8_lossy(&s));
+                    let mut got = Vec::new();
+                    merge_miss_unpredictable(&v, &s, &mut got);
+                    assert_eq!(got, want, "windowed: {merges:?} {:?}", String::from_utf8_lossy(&s));
                 }
             }
         }
@@ -486,9 +517,12 @@ mod tests {
                 if v.rank(&s).is_some() {
                     continue;
                 }
-                let mut got = Vec::new();
+                let want = merge_reference(&v, &s);
+                let (mut got, mut windowed) = (Vec::new(), Vec::new());
                 merge_miss(&v, &s, &mut got);
-                assert_eq!(got, merge_reference(&v, &s), "{merges:?} {:?}", String::from_utf8_lossy(&s));
+                merge_miss_unpredictable(&v, &s, &mut windowed);
+                assert_eq!(got, want, "{merges:?} {:?}", String::from_utf8_lossy(&s));
+                assert_eq!(windowed, want, "windowed: {merges:?} {:?}", String::from_utf8_lossy(&s));
             }
         }
     }
@@ -539,7 +573,7 @@ mod tests {
                 };
                 let want = merge_reference(&v, &s);
                 let mut got = Vec::new();
-                merge_small::<_, false>(&v, &s, &mut got);
+                merge_small::<_, false, false>(&v, &s, &mut got);
                 assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&s));
                 if v.rank(&s).is_none() {
                     let mut got = Vec::new();
