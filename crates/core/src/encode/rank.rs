@@ -12,7 +12,8 @@
 //!    ([`merge_linked`]); 17-128 bytes the same links over the piece's own width, with block
 //!    minimums past 32 bytes ([`merge_wide`]). A caller that has already looked the whole
 //!    piece up says so ([`merge_miss`]) and the lookup is not repeated; a three-byte piece
-//!    that is no token is then two pair lookups and a choice ([`merge_three`]);
+//!    that is no token is then two pair lookups and a choice ([`merge_three`]), a four-byte
+//!    one five lookups and selects ([`merge_four`]);
 //! 3. long pieces: [`super::backtrack`], a longest-match walk that backtracks (linear), with
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
@@ -75,6 +76,8 @@ fn merge_miss_with<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], o
         out.push(vocab.byte_rank(piece[1]));
     } else if n == 3 {
         merge_three::<S, WINDOWED>(vocab, piece, out);
+    } else if n == 4 {
+        merge_four::<S, WINDOWED>(vocab, piece, out);
     } else if n <= SMALL {
         merge_small::<S, true, WINDOWED>(vocab, piece, out);
     } else {
@@ -109,6 +112,45 @@ fn merge_three<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: 
         let take_left = left <= right;
         out.push(if take_left { left } else { ra });
         out.push(if take_left { rc } else { right });
+    }
+}
+
+/// A four-byte piece that is no token: at most two merges (then two parts are left), written
+/// out with selects. The first merge is the lowest of the three byte pairs (leftmost on a
+/// tie); the second is between the merged part and a neighbour, or the other byte pair, so
+/// both three-byte strings are looked up whenever there was a first merge (one of the two
+/// answers may go unused).
+#[inline(always)]
+fn merge_four<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    let word = u32::from_le_bytes([piece[0], piece[1], piece[2], piece[3]]) as u64;
+    let look = |w: u64, len: usize| {
+        if WINDOWED {
+            vocab.rank_word_or_none(w, len)
+        } else {
+            vocab.rank_word(w, len).unwrap_or(NONE)
+        }
+    };
+    let (ab, bc, cd) = (look(word, 2), look(word >> 8, 2), look(word >> 16, 2));
+    let [ra, rb, rc, rd] = [0, 1, 2, 3].map(|i| vocab.byte_rank(piece[i]));
+    if ab.min(bc).min(cd) == NONE {
+        out.extend(&[ra, rb, rc, rd]);
+        return;
+    }
+    // The first merge: at p = 0, 1 or 2.
+    let p = if ab <= bc && ab <= cd { 0 } else if bc <= cd { 1 } else { 2 };
+    let (abc, bcd) = (look(word, 3), look(word >> 8, 3));
+    // The three parts, and the ranks of the pairs between them.
+    let p0 = if p == 0 { ab } else { ra };
+    let p1 = if p == 0 { rc } else if p == 1 { bc } else { rb };
+    let p2 = if p == 2 { cd } else { rd };
+    let left = if p == 2 { ab } else { abc };
+    let right = if p == 0 { cd } else { bcd };
+    if left.min(right) == NONE {
+        out.extend(&[p0, p1, p2]);
+    } else {
+        let take_left = left <= right;
+        out.push(if take_left { left } else { p0 });
+        out.push(if take_left { p2 } else { right });
     }
 }
 
@@ -494,17 +536,18 @@ mod tests {
         }
     }
 
-    /// Three-byte pieces ([`merge_three`]): every piece over a three-letter alphabet, on random
-    /// tables of two- and three-byte tokens (ties between equal pairs, "aaa"; tables that are
-    /// not a merge order; pairs that are not tokens), against the definition.
+    /// Three- and four-byte pieces ([`merge_three`], [`merge_four`]): every piece over a
+    /// three-letter alphabet, on random tables of two- to four-byte tokens (ties between equal
+    /// pairs, "aaa"; tables that are not a merge order; pairs that are not tokens), against
+    /// the definition.
     #[test]
-    fn three_byte_pieces_on_random_tables() {
+    fn three_and_four_byte_pieces_on_random_tables() {
         let mut rnd = xorshift(0x0123_4567_89ab_cdef);
         let alphabet = b"abc";
         for _ in 0..300 {
             let mut merges: Vec<String> = Vec::new();
-            for _ in 0..rnd(14) {
-                let len = 2 + rnd(2) as usize;
+            for _ in 0..rnd(24) {
+                let len = 2 + rnd(3) as usize;
                 let t: String = (0..len).map(|_| alphabet[rnd(3) as usize] as char).collect();
                 if !merges.contains(&t) {
                     merges.push(t);
@@ -512,8 +555,13 @@ mod tests {
             }
             let refs: Vec<&str> = merges.iter().map(|s| s.as_str()).collect();
             let v = vocab(&refs);
-            for k in 0..27 {
-                let s = [alphabet[k / 9], alphabet[k / 3 % 3], alphabet[k % 3]];
+            for k in 0..27 + 81 {
+                let s: Vec<u8> = if k < 27 {
+                    vec![alphabet[k / 9], alphabet[k / 3 % 3], alphabet[k % 3]]
+                } else {
+                    let k = k - 27;
+                    vec![alphabet[k / 27], alphabet[k / 9 % 3], alphabet[k / 3 % 3], alphabet[k % 3]]
+                };
                 if v.rank(&s).is_some() {
                     continue;
                 }
