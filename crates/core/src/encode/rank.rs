@@ -52,7 +52,11 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// of the whole piece: a two-byte piece is its two bytes, and a piece down to two parts is
 /// done. (`merge_piece` itself stays the definition for any bytes: the backtracking walk
 /// calls it on pairs of tokens that may join into a token.)
-#[inline]
+///
+/// Out of line, as LLVM had left it before the three- and four-byte paths made it small
+/// enough to inline into the piece cache: inlined, it tripled the size of the encoder's hot
+/// loop and cost English 1-2% (docs/engine.md, "Fifth pass").
+#[inline(never)]
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     merge_miss_with::<S, false>(vocab, piece, out)
 }
@@ -63,7 +67,7 @@ pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// is what the branch predictor cannot guess, and the probe loop's exit was the merge's
 /// largest source of mispredicts. On real text, where it mostly can guess, the window's wait
 /// for all its slots cost more than it saved (docs/engine.md, "Fifth pass").
-#[inline]
+#[inline(never)]
 pub fn merge_miss_unpredictable<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     merge_miss_with::<S, true>(vocab, piece, out)
 }
@@ -93,15 +97,8 @@ fn merge_miss_with<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], o
 #[inline(always)]
 fn merge_three<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let (a, b, c) = (piece[0], piece[1], piece[2]);
-    let pair = |x: u8, y: u8| {
-        let word = u16::from_le_bytes([x, y]) as u64;
-        if WINDOWED {
-            vocab.rank_word_or_none(word, 2)
-        } else {
-            vocab.rank_word(word, 2).unwrap_or(NONE)
-        }
-    };
-    let (left, right) = (pair(a, b), pair(b, c));
+    let left = rank_word::<WINDOWED>(vocab, u16::from_le_bytes([a, b]) as u64, 2);
+    let right = rank_word::<WINDOWED>(vocab, u16::from_le_bytes([b, c]) as u64, 2);
     let (ra, rc) = (vocab.byte_rank(a), vocab.byte_rank(c));
     if left.min(right) == NONE {
         out.push(ra);
@@ -123,13 +120,7 @@ fn merge_three<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: 
 #[inline(always)]
 fn merge_four<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let word = u32::from_le_bytes([piece[0], piece[1], piece[2], piece[3]]) as u64;
-    let look = |w: u64, len: usize| {
-        if WINDOWED {
-            vocab.rank_word_or_none(w, len)
-        } else {
-            vocab.rank_word(w, len).unwrap_or(NONE)
-        }
-    };
+    let look = |w: u64, len: usize| rank_word::<WINDOWED>(vocab, w, len);
     let (ab, bc, cd) = (look(word, 2), look(word >> 8, 2), look(word >> 16, 2));
     let [ra, rb, rc, rd] = [0, 1, 2, 3].map(|i| vocab.byte_rank(piece[i]));
     if ab.min(bc).min(cd) == NONE {
@@ -256,16 +247,23 @@ fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut 
     }
 }
 
+/// The rank of the first `n` (1..=7) bytes of `word`, or [`NONE`]; `WINDOWED`: with no branch
+/// on the outcome (`Vocab::rank_word_or_none`). A function, not a closure in its callers:
+/// LLVM left such closures out of line, a call per lookup.
+#[inline(always)]
+fn rank_word<const WINDOWED: bool>(vocab: &Vocab, word: u64, n: usize) -> u32 {
+    if WINDOWED {
+        vocab.rank_word_or_none(word, n)
+    } else {
+        vocab.rank_word(word, n).unwrap_or(NONE)
+    }
+}
+
 /// The rank of `piece[s..e]`, with `buf` the piece followed by readable bytes.
 #[inline(always)]
 fn rank_of<const L: usize, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; L], s: usize, e: usize) -> u32 {
     if e - s <= 7 {
-        let word = u64::from_le_bytes(buf[s..s + 8].try_into().unwrap());
-        if WINDOWED {
-            vocab.rank_word_or_none(word, e - s)
-        } else {
-            vocab.rank_word(word, e - s).unwrap_or(NONE)
-        }
+        rank_word::<WINDOWED>(vocab, u64::from_le_bytes(buf[s..s + 8].try_into().unwrap()), e - s)
     } else {
         vocab.rank(&piece[s..e]).unwrap_or(NONE)
     }
