@@ -53,12 +53,18 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// done. (`merge_piece` itself stays the definition for any bytes: the backtracking walk
 /// calls it on pairs of tokens that may join into a token.)
 ///
-/// Out of line, as LLVM had left it before the three- and four-byte paths made it small
-/// enough to inline into the piece cache: inlined, it tripled the size of the encoder's hot
-/// loop and cost English 1-2% (docs/engine.md, "Fifth pass").
+/// Out of line, with the short pieces in a function of their own ([`merge_short_miss`]), so
+/// that it keeps the shape LLVM gave it before the three- and four-byte paths: a dispatch with
+/// the long-piece walk inlined. With those paths inlined here it was inlined into the piece
+/// cache and tripled the size of the encoder's hot loop (plain-build A/B: English 1-2% slower;
+/// docs/engine.md, "Fifth pass").
 #[inline(never)]
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
-    merge_miss_with::<S, false>(vocab, piece, out)
+    if piece.len() <= SMALL {
+        merge_short_miss::<S, false>(vocab, piece, out)
+    } else {
+        super::backtrack::merge_long(vocab, piece, out);
+    }
 }
 
 /// [`merge_miss`] for pieces that do not repeat (the piece cache's bypass mode: random
@@ -69,11 +75,17 @@ pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// for all its slots cost more than it saved (docs/engine.md, "Fifth pass").
 #[inline(never)]
 pub fn merge_miss_unpredictable<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
-    merge_miss_with::<S, true>(vocab, piece, out)
+    if piece.len() <= SMALL {
+        merge_short_miss::<S, true>(vocab, piece, out)
+    } else {
+        // (Not reached from the piece cache, which takes longer pieces to `merge_miss`.)
+        merge_miss(vocab, piece, out)
+    }
 }
 
-#[inline(always)]
-fn merge_miss_with<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+/// [`merge_miss`] of a piece of 2..=[`SMALL`] bytes.
+#[inline(never)]
+fn merge_short_miss<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let n = piece.len();
     if n == 2 {
         out.push(vocab.byte_rank(piece[0]));
@@ -82,10 +94,8 @@ fn merge_miss_with<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], o
         merge_three::<S, WINDOWED>(vocab, piece, out);
     } else if n == 4 {
         merge_four::<S, WINDOWED>(vocab, piece, out);
-    } else if n <= SMALL {
-        merge_small::<S, true, WINDOWED>(vocab, piece, out);
     } else {
-        super::backtrack::merge_long(vocab, piece, out);
+        merge_small::<S, true, WINDOWED>(vocab, piece, out);
     }
 }
 
