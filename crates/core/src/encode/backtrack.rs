@@ -578,6 +578,53 @@ impl Backtrack {
         }
     }
 
+    /// The info word of the next shorter candidate than `info` that starts at `text[pos]` (where
+    /// `info`'s token starts), or NONE. For a two-byte token that is the single byte, from the
+    /// trie's first level, which stays in cache: on random letters most steps back and retries
+    /// are of two-byte tokens, and the prefix link is three dependent loads (`rec_of`, the
+    /// record, the shorter one's record) into tables of megabytes.
+    #[inline(always)]
+    fn shorter(&self, text: &[u8], pos: usize, info: u32) -> u32 {
+        match info_len(info) {
+            1 => NONE,
+            2 => self.node[1 + text[pos] as usize][1],
+            _ => self.shorter_linked(info),
+        }
+    }
+
+    /// [`shorter`](Self::shorter) for tokens of three bytes or more: the record's prefix link.
+    /// (Out of line, like [`general`](Self::general): the walk's loop keeps its registers.)
+    #[inline(never)]
+    fn shorter_linked(&self, info: u32) -> u32 {
+        match self.rec[self.rec_of[(info & INFO_ID) as usize] as usize + REC_NEXT] {
+            NONE => NONE,
+            next => self.rec[next as usize + REC_INFO],
+        }
+    }
+
+    /// The compatibility test for what [`quick`](Self::quick) leaves: from the records, `u` as
+    /// on the stack and `t` an info word. Out of line: rare on most text, and inlined, its
+    /// state cost the walk's loop registers (runs of one character, which take this path at
+    /// every token but answer from the memo before getting here, measured it).
+    #[inline(never)]
+    fn general(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, scratch: &mut Vec<u32>) -> bool {
+        let d = (u >> REACH_SHIFT) as usize;
+        let reach = if d == 3 { FAR } else { info_len(u) + d };
+        let (ru, rt) = (self.rec_of[(u & INFO_ID) as usize], self.rec_of[(t & INFO_ID) as usize]);
+        self.compatible(vocab, text, s, ru, rt, reach, scratch)
+    }
+
+    /// The rank of `text[a..b]` (at least two bytes), or NONE, keyed from one or two loads of
+    /// the text where it has them (`Vocab::rank_in`), not `rank`'s call and length branches.
+    #[inline(always)]
+    fn rank_in(&self, vocab: &Vocab, text: &[u8], a: usize, b: usize) -> u32 {
+        if b - a > self.max_len {
+            NONE
+        } else {
+            vocab.rank_in(text, a, b).unwrap_or(NONE)
+        }
+    }
+
     /// Whether, in the run of the definition on the bytes of two MONOTONE tokens `u t` (u ends
     /// and t starts at `text[s]`), some merge crosses their boundary before both are built.
     /// `right`: u's right spine, `left`: t's left spine, each ending in END.
@@ -653,11 +700,11 @@ impl Backtrack {
             let u_first = iu <= it;
             let (a, b) = if u_first { (s - lu, s + 1) } else { (s - 1, s + lt) };
             let thr = if u_first { it + 1 } else { iu };
-            let rho = if u_first && d == 0 { NONE } else { self.rank_of(vocab, text, a, b) };
+            let rho = if u_first && d == 0 { NONE } else { self.rank_in(vocab, text, a, b) };
             cross |= rho < thr;
         }
         // Last, u t must not be a token: it is none when longer than any token where u starts.
-        let ok = !cross && ((d < 3 && lt > d) || self.rank_of(vocab, text, s - lu, s + lt) == NONE);
+        let ok = !cross && ((d < 3 && lt > d) || self.rank_in(vocab, text, s - lu, s + lt) == NONE);
         ok as u32
     }
 
@@ -710,6 +757,8 @@ impl Backtrack {
         // random letters and CJK about a tenth.
         let Walk { mut cand, mut len, reach: mut here, .. } = self.longest(text, 0);
         let (mut last_pos, mut last_seen, mut last) = (0, NOT_AGAIN, 0u64);
+        // No position above this one is marked dead (see the runs below).
+        let mut max_dead = 0;
         loop {
             let end = pos + len;
             let ok = dead[end / 64] >> (end % 64) & 1 == 0
@@ -731,10 +780,7 @@ impl Backtrack {
                             if m & !(1 << 63) == key {
                                 m >> 63 == 1
                             } else {
-                                let d = (u >> REACH_SHIFT) as usize;
-                                let reach = if d == 3 { FAR } else { info_len(u) + d };
-                                let (ru, rt) = (self.rec_of[iu as usize], self.rec_of[it as usize]);
-                                let c = self.compatible(vocab, text, pos, ru, rt, reach, &mut scratch);
+                                let c = self.general(vocab, text, pos, u, cand, &mut scratch);
                                 memo[slot] = key | (c as u64) << 63;
                                 c
                             }
@@ -757,6 +803,23 @@ impl Backtrack {
                     && same_bytes(text, pos, last_pos, last_seen)
                 {
                     (cand, len, here) = (last as u32, (last >> 32) as u8 as usize, (last >> 40) as u8 as usize);
+                    // Deep in a run of one byte the same token repeats, and so does everything
+                    // about it: when the last two kept tokens are this one (same word), the test
+                    // of the pair passed with all the bytes it reads (u's and t's) being the
+                    // run's byte, and the walk is reused at every position p with p + seen inside
+                    // the run. So each such position keeps the same token, as long as no dead
+                    // mark is in the way (none above `max_dead`): push them all at once, leaving
+                    // the last to the loop. A run costs a scan for its end and a store per token.
+                    let w = cand | ((here - len).min(3) as u32) << REACH_SHIFT;
+                    let sl = stack.len();
+                    if pos > max_dead && sl >= 2 && stack[sl - 1] == w && stack[sl - 2] == w {
+                        let run = run_end(text, pos);
+                        if run - pos >= last_seen {
+                            let m = (run - pos - last_seen) / len;
+                            stack.resize(sl + m, w);
+                            pos += m * len;
+                        }
+                    }
                 } else {
                     let w = self.longest(text, pos);
                     (cand, len, here) = (w.cand, w.len, w.reach);
@@ -765,11 +828,11 @@ impl Backtrack {
                 }
                 continue;
             }
-            // The next shorter candidate here, from the record's prefix link.
-            let mut next = self.rec[self.rec_of[(cand & INFO_ID) as usize] as usize + REC_NEXT];
+            let mut next = self.shorter(text, pos, cand);
             while next == NONE {
                 // Nothing continues from here: remember, and step back one token.
                 dead[pos / 64] |= 1 << (pos % 64);
+                max_dead = max_dead.max(pos);
                 let Some(w) = stack.pop() else {
                     debug_assert!(false, "the walk found no encoding");
                     return false;
@@ -777,9 +840,9 @@ impl Backtrack {
                 pos -= info_len(w);
                 let d = (w >> REACH_SHIFT) as usize;
                 here = if d == 3 { FAR } else { info_len(w) + d };
-                next = self.rec[self.rec_of[(w & INFO_ID) as usize] as usize + REC_NEXT];
+                next = self.shorter(text, pos, w);
             }
-            cand = self.rec[next as usize + REC_INFO];
+            cand = next;
             len = info_len(cand);
         }
         for w in &mut stack {
@@ -791,6 +854,25 @@ impl Backtrack {
 }
 
 const MEMO_BITS: u32 = 8;
+
+/// The end of the run of `text[pos]` that `pos` is in: the first later position holding
+/// another byte, or the text's length.
+fn run_end(text: &[u8], pos: usize) -> usize {
+    let b = text[pos];
+    let mut i = pos;
+    let all = u64::from_le_bytes([b; 8]);
+    while let Some(chunk) = text.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap()) ^ all;
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < text.len() && text[i] == b {
+        i += 1;
+    }
+    i
+}
 
 /// Whether `text[a..a + k]` and `text[b..b + k]` are equal (both in the text, k >= 1): one
 /// masked compare of two 8-byte loads for the few bytes most walks read.
@@ -1051,6 +1133,45 @@ mod tests {
                 crate::encode::bucket::merge_buckets(&v, &text, &mut want);
                 assert_eq!(run(&v, &text), want, "order {order}, n {n}");
             }
+        }
+    }
+
+    /// Long runs of one byte push their repeating token in batches (`run_end`): runs of every
+    /// length between other bytes, on tables where the greedy choice in a run fails and the
+    /// walk steps back inside it (random tables of a's, not a merge order), and trained ones.
+    #[test]
+    fn runs_in_batches() {
+        let mut rng = Rng(0xbb67ae8584caa73b);
+        for round in 0..60 {
+            let toks: Vec<Vec<u8>> = if round % 3 == 0 {
+                trained(&mut rng, b"aab", 30)
+            } else {
+                let mut t: Vec<Vec<u8>> = (0..12).map(|_| vec![b'a'; 2 + rng.below(9) as usize]).collect();
+                t.extend((0..6).map(|_| {
+                    let len = 2 + rng.below(4) as usize;
+                    rng.text(b"ab", len)
+                }));
+                t.sort();
+                t.dedup();
+                // A random order of ranks.
+                for k in (1..t.len()).rev() {
+                    let j = rng.below(k as u64 + 1) as usize;
+                    t.swap(k, j);
+                }
+                t
+            };
+            let v = vocab(&toks);
+            let mut text: Vec<u8> = Vec::new();
+            for _ in 0..20 {
+                let n = rng.below(300) as usize;
+                text.resize(text.len() + n, b'a');
+                let len = 1 + rng.below(3) as usize;
+                text.extend_from_slice(&rng.text(b"ab", len));
+            }
+            let mut want = Vec::new();
+            crate::encode::bucket::merge_buckets(&v, &text, &mut want);
+            assert_eq!(run(&v, &text), want, "round {round}: {toks:?}");
+            assert_eq!(run(&v, &text[..text.len() / 2]), merge_reference(&v, &text[..text.len() / 2]), "round {round}");
         }
     }
 
