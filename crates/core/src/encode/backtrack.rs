@@ -38,14 +38,15 @@
 //! Cost: every position is the end of at most one kept prefix, and each (position, candidate)
 //! pair is tried at most once, so O(n * c) candidate tries for c = the most tokens that start at
 //! one position (a property of the table), each an O(spine) test; with the per-call memo of
-//! recent pairs and the reuse of the last walk inside a run of one byte (a walk is a function
-//! of the bytes it read), the runs of one character cost a comparison of about one token's
-//! bytes per token. Per token, the walk and the test read a trie node or two, a per-token
-//! record (length, prefix link and both spines together) and a pair lookup or two. Built
-//! lazily, on the first piece that needs it, so start-up pays nothing. Tables outside the
-//! packed layout (ids of 2^24 or more, tokens over 255 bytes, a 4 MiB blob) or over the
-//! build's work budget (many long tokens that are not monotone) keep the bucket engine
-//! ([`super::bucket`]).
+//! recent pairs, the reuse of the last walk inside a run of one byte (a walk is a function of
+//! the bytes it read) and the batches of a repeating token deeper in the run, the runs of one
+//! character cost a scan and a store per token. Per token, the walk reads a trie node or two,
+//! and the test, nearly always the quick one, the two tokens' info words (kept in the trie and
+//! on the stack) and a pair lookup or two; the rest read a per-token record (prefix link and
+//! both spines together). Built lazily, on the first piece that needs it, so start-up pays
+//! nothing. Tables outside the packed layout (ids of 2^20 - 1 or more, tokens over 255 bytes,
+//! a 4 MiB blob) or over the build's work budget (many long tokens that are not monotone) keep
+//! the bucket engine ([`super::bucket`]).
 
 use std::sync::{Arc, OnceLock};
 
@@ -66,7 +67,7 @@ const ID_MASK: u32 = (1 << ID_BITS) - 1;
 const END: u32 = u32::MAX;
 
 /// The lazily built engine, kept in the [`Vocab`] it belongs to. `None` inside when the table
-/// is outside the engine's limits (ids of 2^24 or more, tokens longer than 255 bytes).
+/// is outside the engine's limits (ids of 2^20 - 1 or more, tokens longer than 255 bytes).
 #[derive(Default, Clone)]
 pub struct LazyBacktrack(OnceLock<Option<Arc<Backtrack>>>);
 
