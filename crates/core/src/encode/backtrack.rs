@@ -98,9 +98,9 @@ pub struct Backtrack {
     /// record and two spines elsewhere. The walk, the trie and the stack hold info words, which
     /// answer most tests alone (`quick`); `rec_of` leads from an id to its record for the rest
     /// and for the next shorter candidate. A record: `[id | len << 24, kind | left spine's
-    /// offset << 8 | its length << 24, next shorter candidate prefix (a record, or NONE), info
-    /// word, right spine..., END, left spine..., END]` (spines as below; empty for single bytes
-    /// and IRREGULAR tokens), and one END after the last record.
+    /// offset << 8, next shorter candidate prefix (a record, or NONE), info word, right
+    /// spine..., END, left spine..., END]` (spines as below; empty for single bytes and
+    /// IRREGULAR tokens).
     rec: Vec<u32>,
     /// Token id -> its record, or NONE when the token is not a candidate.
     rec_of: Vec<u32>,
@@ -290,13 +290,12 @@ impl Backtrack {
                 continue;
             }
             self.rec_of[id] = rec.len() as u32;
-            // The kind word also says where the left spine starts (after the right one's END)
-            // and how many entries it has (the right spine's count is `left - REC_SPINES - 1`).
+            // The kind word also says where the left spine starts (after the right one's END).
             let (rcnt, lcnt) = if i.kind == MONOTONE { (i.rcnt as u32, i.lcnt as u32) } else { (0, 0) };
             let left = REC_SPINES as u32 + rcnt + 1;
             let quick = |one: bool, flag: u32| if i.len == 1 || (i.kind == MONOTONE && one) { flag } else { 0 };
             let info = id as u32 | (i.len as u32) << INFO_LEN_SHIFT | quick(rcnt == 1, QR) | quick(lcnt == 1, QL);
-            rec.extend_from_slice(&[id as u32 | (i.len as u32) << ID_BITS, i.kind as u32 | left << 8 | lcnt << 24, NONE, info]);
+            rec.extend_from_slice(&[id as u32 | (i.len as u32) << ID_BITS, i.kind as u32 | left << 8, NONE, info]);
             if i.kind == MONOTONE {
                 rec.extend_from_slice(&self.spines[i.right as usize..=(i.right + i.rcnt as u32) as usize]);
                 rec.extend_from_slice(&self.spines[i.left as usize..=(i.left + i.lcnt as u32) as usize]);
@@ -304,8 +303,6 @@ impl Backtrack {
                 rec.extend_from_slice(&[END, END]);
             }
         }
-        // Padding: the quick test reads the word after a left spine's END.
-        rec.push(END);
         if rec.len() >= ID_MASK as usize {
             return None;
         }
@@ -662,13 +659,13 @@ impl Backtrack {
     /// tokens' info words alone (`u` as on the stack, `t` as in the trie): both spines at most
     /// the token itself (QR of u, QL of t; cl100k: 93% of the tests on random letters, 99% on
     /// CJK, most of them a two-byte token and a single byte, or two two-byte tokens). Then the
-    /// spine walk of `crosses` has at most two steps, written out here with selects: the pair
-    /// of the two bytes at the boundary, and when both tokens have two bytes or more, one pair
-    /// of u and t's first byte or of u's last byte and t. Returns 1 (compatible), 0 (not), or
-    /// 2 (another shape: run the general test). Nothing is read from the records, and every
-    /// branch here depends only on the two words (a mispredicted branch on data that arrives
-    /// late, e.g. from a record, costs the whole wait; the general loop's did, about once a
-    /// test on random letters).
+    /// spine walk of `crosses` has at most two steps, written out here: the pair of the two
+    /// bytes at the boundary (with selects), and when both tokens have two bytes or more, one
+    /// pair of u and t's first byte or of u's last byte and t. Returns 1 (compatible), 0 (not),
+    /// or 2 (another shape: run the general test). Nothing is read from the records, and the
+    /// branches on the shape depend only on the two words, which arrive early (a mispredicted
+    /// branch on data that arrives late, e.g. from a record, costs the whole wait; the general
+    /// loop's branches on spine ranks did, about once a test on random letters).
     #[inline(always)]
     fn quick(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32) -> u32 {
         debug_assert!(0 < s && s < text.len());
@@ -722,7 +719,7 @@ impl Backtrack {
         if ku & 0xff == MONOTONE as u32 && kt & 0xff == MONOTONE as u32 {
             // u's right spine starts the record's spines; t's left spine follows its right one.
             let right = &self.rec[u + REC_SPINES..];
-            let left = &self.rec[t + (kt >> 8 & 0xffff) as usize..];
+            let left = &self.rec[t + (kt >> 8) as usize..];
             if self.crosses(vocab, text, s, right, left, reach) {
                 return false;
             }
