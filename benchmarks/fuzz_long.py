@@ -2,9 +2,11 @@
 tests/test_fuzz_pretokenize.py).
 
 Generated strings (tests/fuzztext.py: every character class the split patterns tell apart,
-whitespace/newline mixes, contractions, random code points) are encoded by both libraries over
+whitespace/newline mixes, contractions, random code points; and long texts of mostly plain
+characters, which take the scanners' 64-byte block path) are encoded by both libraries over
 the same ranks, for cl100k_base, o200k_base, the Llama 3 pattern (and the real Llama 3
-vocabulary when llama-models is installed) and the GPT-2/r50k pattern. Any mismatch is printed
+vocabulary when llama-models is installed), the GPT-2/r50k pattern, nanochat's pattern and the
+GPT-4 pattern as minbpe/rustbpe write it. Any mismatch is printed
 and makes the exit status 1.
 
     python benchmarks/fuzz_long.py --seconds 600
@@ -27,7 +29,8 @@ from tiktoken.load import load_tiktoken_bpe  # noqa: E402
 
 import bytepair  # noqa: E402
 from bytepair.registry import llama, openai  # noqa: E402
-from fuzztext import random_text  # noqa: E402
+from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN  # noqa: E402
+from fuzztext import plain_text, random_text  # noqa: E402
 
 
 def main() -> int:
@@ -49,6 +52,8 @@ def main() -> int:
         "o200k_base": (o2, openai.O200K_PATTERN, sp),
         "llama3 pattern / cl100k ranks": (cl, llama.LLAMA3_PATTERN, sp),
         "r50k pattern / cl100k ranks": (cl, openai.R50K_PATTERN, sp),
+        "nanochat pattern / cl100k ranks": (cl, NANOCHAT_PATTERN, sp),
+        "rustbpe GPT-4 pattern / cl100k ranks": (cl, RUSTBPE_GPT4_PATTERN, sp),
     }
     try:
         path = llama.find_llama3_vocab()
@@ -65,8 +70,15 @@ def main() -> int:
     count, chars, mismatches = 0, 0, 0
     t0 = time.monotonic()
     while time.monotonic() - t0 < a.seconds and (a.cases is None or count < a.cases):
-        # Mostly short strings (boundaries), sometimes a long document.
-        text = random_text(rnd) if rnd.random() < 0.97 else "".join(random_text(rnd) for _ in range(200))
+        # Mostly short strings (boundaries), sometimes a long document, and long texts of
+        # mostly plain characters (the pre-tokenizers' block path).
+        r = rnd.random()
+        if r < 0.6:
+            text = random_text(rnd)
+        elif r < 0.62:
+            text = "".join(random_text(rnd) for _ in range(200))
+        else:
+            text = plain_text(rnd, rnd.randrange(64, 1500))
         for name, (ref, ours, _) in pairs.items():
             want, got = ref.encode_ordinary(text), ours.encode_ordinary(text)
             if want != got:

@@ -6,6 +6,10 @@ and their case folds, digits of several kinds, apostrophes, every kind of whites
 punctuation), mixed with random code points, and with runs repeated, so class boundaries and
 whitespace/newline mixes come up often. Shared by tests/test_fuzz_pretokenize.py (bounded) and
 benchmarks/fuzz_long.py (long runs).
+
+`plain_text` makes longer texts of mostly ASCII and Latin-1 (what the pre-tokenizers' 64-byte
+block path takes, see crates/core/src/pretokenize/block.rs), with the palette's other
+characters now and then, so that windows of plain text meet every kind of boundary.
 """
 
 from __future__ import annotations
@@ -42,4 +46,31 @@ def random_text(rnd: random.Random, max_parts: int = 30) -> str:
         if rnd.random() < 0.15:
             p *= rnd.randrange(2, 6)
         parts.append(p)
+    return "".join(parts)
+
+
+# What the block path classifies itself: ASCII letters, digits, every ASCII space and
+# punctuation, apostrophes before and not before contraction letters, Latin-1 letters, two- and
+# three-byte punctuation, and the runs code and prose are made of.
+PLAIN = (
+    list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") * 2
+    + list("0123456789") + ["12345", "3.14", "1,000"]
+    + [" ", " ", " ", " ", " ", "  ", "    ", "\t", "\n", "\n", "\r\n", "\r", "\x0b", "\x0c", " \n", "\n    ",
+       "\n\n", "  \n  ", "\t\n"]
+    + list(".,;:!?/\\-_()[]{}<>@#$%^&*+=|~`\"") + ["//", "/*", "*/", "...", "\x00", "\x1f", "\x7f"]
+    + ["'", "'x", "'s", "'T", "n't", "'ll", "'Re", "'q"]
+    + list("äöüÄÖÜßéÉàÀçÇñÑøØþÞÿ") + ["×", "÷", "«", "»", "§", "©", "\u00ad", "…", "’", "‐", "–", "\u200b", "‰"]
+    + ["the", " the", "The", "LORD", "HTTPServer", "iPhone", "def", "self", "Über", "größer"]
+)
+
+
+def plain_text(rnd: random.Random, n: int) -> str:
+    """About `n` characters, mostly from PLAIN, one part in 40 from the whole palette."""
+    parts, size = [], 0
+    while size < n:
+        p = rnd.choice(PALETTE) if rnd.random() < 0.025 else rnd.choice(PLAIN)
+        if rnd.random() < 0.1:
+            p *= rnd.randrange(2, 6)
+        parts.append(p)
+        size += len(p)
     return "".join(parts)

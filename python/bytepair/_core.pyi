@@ -47,8 +47,9 @@ class CoreBPE:
     def pattern(self) -> str: ...
     @property
     def splitter(self) -> str:
-        """Which pre-tokenizer runs the pattern: a hand-written one ("cl100k", ...), "automata"
-        (an exact regex-automata rewrite of a GPT-2/GPT-4-family pattern) or "regex"."""
+        """Which pre-tokenizer runs the pattern: a hand-written one ("cl100k", "llama3", "o200k",
+        "r50k", "nanochat", "rustbpe"), "automata" (an exact regex-automata rewrite of another
+        GPT-2/GPT-4-family pattern) or "regex"."""
 
 @final
 class Trainer:

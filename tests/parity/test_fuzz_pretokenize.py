@@ -24,7 +24,7 @@ import bytepair  # noqa: E402
 from bytepair.registry import llama, openai  # noqa: E402
 from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN  # noqa: E402
 
-from fuzztext import PALETTE, random_text  # noqa: E402
+from fuzztext import PALETTE, plain_text, random_text  # noqa: E402
 from support import VOCAB_DIR  # noqa: E402
 N_GENERATED = 2500
 
@@ -50,9 +50,11 @@ CASES = {
     "o200k_base": ("o200k_base", openai.O200K_PATTERN, "o200k"),
     "llama3-pattern": ("cl100k_base", llama.LLAMA3_PATTERN, "llama3"),
     "r50k-pattern": ("cl100k_base", openai.R50K_PATTERN, "r50k"),
-    # family patterns without a hand-written scanner: the exact regex-automata rewrite
-    "nanochat-pattern": ("cl100k_base", NANOCHAT_PATTERN, "automata"),
-    "rustbpe-gpt4-pattern": ("cl100k_base", RUSTBPE_GPT4_PATTERN, "automata"),
+    # nanochat's pattern, and the GPT-4 pattern as minbpe/rustbpe write it: hand-written too
+    "nanochat-pattern": ("cl100k_base", NANOCHAT_PATTERN, "nanochat"),
+    "rustbpe-gpt4-pattern": ("cl100k_base", RUSTBPE_GPT4_PATTERN, "rustbpe"),
+    # a family pattern without a hand-written scanner: the exact regex-automata rewrite
+    "gpt4-digits4-pattern": ("cl100k_base", RUSTBPE_GPT4_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}{1,4}"), "automata"),
 }
 
 
@@ -88,6 +90,15 @@ def test_generated_documents_and_specials(pair):
         _check(ref, ours, text)
         with_special = text[: len(text) // 2] + "<|endoftext|>" + text[len(text) // 2 :]
         assert ours.encode(with_special, allowed_special="all") == ref.encode(with_special, allowed_special="all")
+
+
+def test_plain_documents(pair):
+    """Long texts of mostly ASCII and Latin-1: the scanners' 64-byte block path (which short
+    strings never reach) meeting every kind of boundary, and the odd complex character."""
+    ref, ours = pair
+    rnd = random.Random(64)
+    for _ in range(300):
+        _check(ref, ours, plain_text(rnd, rnd.randrange(64, 2000)))
 
 
 def test_long_runs(pair):

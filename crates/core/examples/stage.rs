@@ -1,6 +1,6 @@
 //! Runs one stage of the encoder many times over a file, for perf / cachegrind (not a benchmark
 //! of record; see benchmarks/). Usage:
-//! cargo run --release --example stage -- <table.bpe2> <o200k|cl100k> <mode> <file> [reps] [max bytes]
+//! cargo run --release --example stage -- <table.bpe2> <o200k|cl100k|r50k> <mode> <file> [reps] [max bytes]
 //! Modes: split, lookup (split + whole-piece lookup), encode, count; `all` runs the four
 //! interleaved and prints the time each stage adds; `stats` prints piece lengths, hits and misses.
 //! `stage <table.bpe2> <enc> load [reps]` times reading the table and building its index.
@@ -15,6 +15,7 @@ fn main() {
     let data = std::fs::read(&args[1]).unwrap();
     let pattern = match args[2].as_str() {
         "o200k" => bytepair_core::pretokenize::o200k::O200K_PATTERN,
+        "r50k" => bytepair_core::pretokenize::r50k::R50K_PATTERN,
         _ => bytepair_core::pretokenize::cl100k::CL100K_PATTERN,
     };
     if args[3] == "load" {

@@ -320,6 +320,14 @@ impl Vocab {
         self.short.get(pack_word(word, n))
     }
 
+    /// [`rank_word`](Self::rank_word) as a rank or `u32::MAX`, with no branch on whether the
+    /// bytes are a token (`ShortIndex::get_or_none`): for pair lookups whose outcomes the
+    /// branch predictor cannot guess.
+    #[inline(always)]
+    pub fn rank_word_or_none(&self, word: u64, n: usize) -> u32 {
+        self.short.get_or_none(pack_word(word, n))
+    }
+
     /// The rank of a single byte (every vocabulary has all 256).
     #[inline]
     pub fn byte_rank(&self, byte: u8) -> u32 {

@@ -167,7 +167,7 @@ impl CoreBPE {
                     bounds
                         .par_windows(2)
                         .map(|w| {
-                            let mut out = Vec::with_capacity((w[1] - w[0]) / 4 + 1);
+                            let mut out = Vec::with_capacity(reserve_for(w[1] - w[0]));
                             self.inner.encode_ordinary_range(text, w[0]..w[1], &mut out)?;
                             Ok(out)
                         })

@@ -25,16 +25,18 @@ thread_local! {
     static IDS: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
+/// The ids to reserve for a text of `bytes` bytes: one per byte, the most there can be (every
+/// token is at least one byte), so the vector never grows. Growing copies it into fresh pages,
+/// which fault, and random letters or base64 give 0.6-0.7 ids per byte, past the one per two
+/// bytes reserved before. Real text needs a quarter of this; the pages reserved but never
+/// written cost no memory.
+pub fn reserve_for(bytes: usize) -> usize {
+    bytes + 16
+}
+
 /// Runs `f` with this thread's empty id vector, reserved for `reserve` ids, and gives the
 /// vector back afterwards (kept when it is not too large). Re-entrant: a nested call gets a
 /// fresh vector.
-/// The ids to reserve for a text of `bytes` bytes: one per two bytes. Real text averages 3-4.5
-/// bytes per token, so the vector almost never grows (growing copies it into fresh pages,
-/// which fault); the pages reserved but never written cost no memory.
-pub fn reserve_for(bytes: usize) -> usize {
-    bytes / 2 + 16
-}
-
 pub fn with_ids<R>(reserve: usize, f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
     let mut ids = IDS.with(|c| c.take());
     ids.clear();

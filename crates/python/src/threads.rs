@@ -61,7 +61,9 @@ where
     T: Deref<Target = str>,
     F: Fn(&str, &mut Vec<u32>) -> PyResult<()>,
 {
-    let mut chunk = Chunk { ids: Vec::new(), ends: Vec::with_capacity(texts.len()), err: None };
+    // Room for the most ids the texts can give (see `ids::reserve_for`): no regrowth.
+    let bytes: usize = texts.iter().map(|t| t.len()).sum();
+    let mut chunk = Chunk { ids: Vec::with_capacity(crate::ids::reserve_for(bytes)), ends: Vec::with_capacity(texts.len()), err: None };
     for (k, t) in texts.iter().enumerate() {
         if let Err(e) = one(t, &mut chunk.ids) {
             chunk.err = Some((first + k, e));

@@ -38,14 +38,15 @@
 //! Cost: every position is the end of at most one kept prefix, and each (position, candidate)
 //! pair is tried at most once, so O(n * c) candidate tries for c = the most tokens that start at
 //! one position (a property of the table), each an O(spine) test; with the per-call memo of
-//! recent pairs and the reuse of the last walk inside a run of one byte (a walk is a function
-//! of the bytes it read), the runs of one character cost a comparison of about one token's
-//! bytes per token. Per token, the walk and the test read a trie node or two, a per-token
-//! record (length, prefix link and both spines together) and a pair lookup or two. Built
-//! lazily, on the first piece that needs it, so start-up pays nothing. Tables outside the
-//! packed layout (ids of 2^24 or more, tokens over 255 bytes, a 4 MiB blob) or over the
-//! build's work budget (many long tokens that are not monotone) keep the bucket engine
-//! ([`super::bucket`]).
+//! recent pairs, the reuse of the last walk inside a run of one byte (a walk is a function of
+//! the bytes it read) and the batches of a repeating token deeper in the run, the runs of one
+//! character cost a scan and a store per token. Per token, the walk reads a trie node or two,
+//! and the test, nearly always the quick one, the two tokens' info words (kept in the trie and
+//! on the stack) and a pair lookup or two; the rest read a per-token record (prefix link and
+//! both spines together). Built lazily, on the first piece that needs it, so start-up pays
+//! nothing. Tables outside the packed layout (ids of 2^20 - 1 or more, tokens over 255 bytes,
+//! a 4 MiB blob) or over the build's work budget (many long tokens that are not monotone) keep
+//! the bucket engine ([`super::bucket`]).
 
 use std::sync::{Arc, OnceLock};
 
@@ -66,7 +67,7 @@ const ID_MASK: u32 = (1 << ID_BITS) - 1;
 const END: u32 = u32::MAX;
 
 /// The lazily built engine, kept in the [`Vocab`] it belongs to. `None` inside when the table
-/// is outside the engine's limits (ids of 2^24 or more, tokens longer than 255 bytes).
+/// is outside the engine's limits (ids of 2^20 - 1 or more, tokens longer than 255 bytes).
 #[derive(Default, Clone)]
 pub struct LazyBacktrack(OnceLock<Option<Arc<Backtrack>>>);
 
@@ -80,8 +81,8 @@ pub struct Backtrack {
     /// A trie of the mergeable tokens, breadth first, so each node's children are contiguous
     /// (sorted by byte). Node 0 is the root; nodes 1..=256 are the single bytes. Per node, one
     /// cache line: [first child (22 bits) | child count (9 bits) | is a token (1 bit), the
-    /// candidate token that ends here or NONE]; after the build, the candidate's *record* in
-    /// `rec` rather than its id.
+    /// candidate token that ends here or NONE]; after the build, the candidate's *info* word
+    /// (id, length and two flags, see [`INFO_ID`]) rather than its id.
     node: Vec<[u32; 2]>,
     /// The byte leading to each node (children's bytes are contiguous, so one line to scan).
     byte: Vec<u8>,
@@ -92,12 +93,14 @@ pub struct Backtrack {
     d2: Vec<[u32; 2]>,
     /// Two-byte string -> its rank (or NONE): the pair lookup the walk makes most.
     rank2: Vec<u32>,
-    /// Per candidate token, everything the walk reads about it in one place, so that a test
-    /// of two tokens touches two short runs of memory (usually a cache line each) instead of a
-    /// per-id record and two spines elsewhere. The walk, the trie and the stack hold record
-    /// offsets, not ids. A record: `[id | len << 24, kind, next shorter candidate prefix (a
-    /// record, or NONE), right spine..., END, left spine..., END]` (spines as below; empty for
-    /// single bytes and IRREGULAR tokens).
+    /// Per candidate token, everything the general test reads about it in one place, so that
+    /// it touches two short runs of memory (usually a cache line each) instead of a per-id
+    /// record and two spines elsewhere. The walk, the trie and the stack hold info words, which
+    /// answer most tests alone (`quick`); `rec_of` leads from an id to its record for the rest
+    /// and for the next shorter candidate. A record: `[id | len << 24, kind | left spine's
+    /// offset << 8, next shorter candidate prefix (a record, or NONE), info word, right
+    /// spine..., END, left spine..., END]` (spines as below; empty for single bytes and
+    /// IRREGULAR tokens).
     rec: Vec<u32>,
     /// Token id -> its record, or NONE when the token is not a candidate.
     rec_of: Vec<u32>,
@@ -128,7 +131,29 @@ const NOT_AGAIN: usize = usize::MAX / 2;
 const REC_HEAD: u32 = 0;
 const REC_KIND: usize = 1;
 const REC_NEXT: usize = 2;
-const REC_SPINES: usize = 3;
+const REC_INFO: usize = 3;
+const REC_SPINES: usize = 4;
+
+/// A candidate's *info* word: what the trie holds for the token that ends at a node and what
+/// the walk keeps on its stack, so that the quick test reads nothing else about either token.
+/// Bits 0-19 the id, 20-27 the length, QR (bit 28): the token can be the left one of a quick
+/// test (a single byte, or a MONOTONE token whose right spine is itself alone, i.e. whose own
+/// run ends by joining something to its last byte), QL (bit 29): the right one (its left spine
+/// at most itself). On the stack, bits 30-31 say how much longer than the token the longest
+/// token that starts where it does is: 0, 1, 2, or 3 for "3 or more" (then treated as
+/// unknown: lookups it would have skipped are made).
+const INFO_ID: u32 = (1 << 20) - 1;
+const INFO_LEN_SHIFT: u32 = 20;
+const QR: u32 = 1 << 28;
+const QL: u32 = 1 << 29;
+const REACH_SHIFT: u32 = 30;
+/// `reach` when the stack's two bits say "3 or more".
+const FAR: usize = 1 << 20;
+
+#[inline(always)]
+fn info_len(w: u32) -> usize {
+    (w >> INFO_LEN_SHIFT & 0xff) as usize
+}
 
 /// What the walk needs to know of a token, in one place.
 #[derive(Clone, Copy, Default)]
@@ -174,7 +199,7 @@ impl Backtrack {
     pub fn build(vocab: &Vocab) -> Option<Backtrack> {
         let table = vocab.table_len();
         // Trie nodes are at most the blob's bytes + 1.
-        if table >= ID_MASK as usize || vocab.max_token_len() > 255 || vocab.blob().len() >= (1 << FIRST_BITS) - 1 {
+        if table >= INFO_ID as usize || vocab.max_token_len() > 255 || vocab.blob().len() >= (1 << FIRST_BITS) - 1 {
             return None;
         }
         let toks: Vec<(&[u8], u32)> = vocab.mergeable().collect();
@@ -194,8 +219,6 @@ impl Backtrack {
             wide: Vec::new(),
             rec: Vec::new(),
             rec_of: vec![NONE; table],
-            // At least 2, so the walk's bound `pos + max_len` always covers the two bytes it
-            // reads through `d2` (a table of single bytes has an empty `d2`).
             max_len: vocab.max_token_len().max(2),
         };
         for &(b, id) in &toks {
@@ -268,9 +291,11 @@ impl Backtrack {
             }
             self.rec_of[id] = rec.len() as u32;
             // The kind word also says where the left spine starts (after the right one's END).
-            let rcnt = if i.kind == MONOTONE { i.rcnt as u32 } else { 0 };
+            let (rcnt, lcnt) = if i.kind == MONOTONE { (i.rcnt as u32, i.lcnt as u32) } else { (0, 0) };
             let left = REC_SPINES as u32 + rcnt + 1;
-            rec.extend_from_slice(&[id as u32 | (i.len as u32) << ID_BITS, i.kind as u32 | left << 8, NONE]);
+            let quick = |one: bool, flag: u32| if i.len == 1 || (i.kind == MONOTONE && one) { flag } else { 0 };
+            let info = id as u32 | (i.len as u32) << INFO_LEN_SHIFT | quick(rcnt == 1, QR) | quick(lcnt == 1, QL);
+            rec.extend_from_slice(&[id as u32 | (i.len as u32) << ID_BITS, i.kind as u32 | left << 8, NONE, info]);
             if i.kind == MONOTONE {
                 rec.extend_from_slice(&self.spines[i.right as usize..=(i.right + i.rcnt as u32) as usize]);
                 rec.extend_from_slice(&self.spines[i.left as usize..=(i.left + i.lcnt as u32) as usize]);
@@ -289,7 +314,7 @@ impl Backtrack {
         }
         for n in &mut self.node {
             if n[1] != NONE {
-                n[1] = self.rec_of[n[1] as usize];
+                n[1] = rec[self.rec_of[n[1] as usize] as usize + REC_INFO];
             }
         }
         self.rec = rec;
@@ -466,7 +491,8 @@ impl Backtrack {
         let first = (w & FIRST_MASK) as usize;
         let count = (w & !IS_TOKEN) >> FIRST_BITS;
         if count == WIDE {
-            let wide = &self.wide[first];
+            // SAFETY: a WIDE node's `first` indexes `wide` (build_trie).
+            let wide = unsafe { self.wide.get_unchecked(first) };
             let (word, bit) = (wide.bits[b as usize / 64], b % 64);
             if word >> bit & 1 == 0 {
                 return None;
@@ -478,7 +504,10 @@ impl Backtrack {
         // to `b` becomes zero after the XOR, and the lowest high bit of the zero-byte test marks
         // the first one exactly (the test can misfire only above a true zero byte). No loop
         // over the bytes, so no branch whose outcome depends on where the child is.
-        let chunk = u64::from_le_bytes(self.byte[first..first + 8].try_into().unwrap());
+        debug_assert!(first + 8 <= self.byte.len());
+        // SAFETY: `first` is a node's first child (at most the last node), and `byte` has eight
+        // bytes of padding after the last node.
+        let chunk = unsafe { self.byte.as_ptr().add(first).cast::<u64>().read_unaligned() }.to_le();
         let x = chunk ^ u64::from_le_bytes([b; 8]);
         let zero = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
         let at = (zero.trailing_zeros() / 8) as usize;
@@ -495,15 +524,18 @@ impl Backtrack {
     /// there, and how many bytes the walk read (see [`Walk`]).
     #[inline(always)] // called once per token: the call's register saves were a fifth of it
     fn longest(&self, text: &[u8], pos: usize) -> Walk {
-        let b0 = text[pos];
-        let mut w = Walk { cand: self.node[1 + b0 as usize][1], len: 1, reach: 1, seen: NOT_AGAIN };
-        if pos + 1 == text.len() {
+        let n = text.len();
+        debug_assert!(pos < n && self.d2.len() == 1 << 16);
+        // SAFETY (all the unchecked reads below): `pos < n` and `i < n` are checked before each
+        // text read; node 1 + b is the single byte b (every byte is a token); `d2` has an
+        // entry for every two bytes; a child's index is a node.
+        let b0 = unsafe { *text.get_unchecked(pos) };
+        let mut w = Walk { cand: unsafe { self.node.get_unchecked(1 + b0 as usize)[1] }, len: 1, reach: 1, seen: NOT_AGAIN };
+        if pos + 1 == n {
             return w;
         }
-        // Depth 2 from the copy in `d2` (an absent prefix is a node with no token and no child;
-        // a table whose tokens are all single bytes has an empty `d2`, so the walk stops there).
-        let [mut word, mut c] = self.d2[(b0 as usize) << 8 | text[pos + 1] as usize];
-        let end = text.len().min(pos + self.max_len);
+        // Depth 2 from the copy in `d2` (an absent prefix is a node with no token and no child).
+        let [mut word, mut c] = unsafe { *self.d2.get_unchecked((b0 as usize) << 8 | *text.get_unchecked(pos + 1) as usize) };
         let mut i = pos + 2;
         loop {
             if c != NONE {
@@ -512,16 +544,21 @@ impl Backtrack {
             if word & IS_TOKEN != 0 {
                 w.reach = i - pos;
             }
-            if i == end {
-                // Stopped by the longest token's length: a walk elsewhere over the same bytes
-                // stops there too; stopped by the end of the text: no other walk is the same.
-                w.seen = if i - pos == self.max_len { self.max_len } else { NOT_AGAIN };
+            // No bound on the depth: the deepest nodes (at the longest token's length) have no
+            // children, so the child search below fails there, in the same branch as any other
+            // miss (a separate test for a leaf was a branch the predictor missed on CJK's
+            // alternating lead and continuation bytes).
+            if i == n {
+                // Stopped by the end of the text: no other walk is the same.
                 return w;
             }
-            match self.child_of(word, text[i]) {
-                Some(n) => [word, c] = self.node[n as usize],
+            match self.child_of(word, unsafe { *text.get_unchecked(i) }) {
+                Some(c2) => [word, c] = unsafe { *self.node.get_unchecked(c2 as usize) },
                 None => {
-                    w.seen = i - pos + 1;
+                    // The walk read text[pos..=i]; at the longest token's length the node is a
+                    // leaf and the byte at i did not matter (so a run of the longest token's
+                    // byte compares exactly max_len bytes per token, not one more).
+                    w.seen = (i - pos + 1).min(self.max_len);
                     return w;
                 }
             }
@@ -535,7 +572,54 @@ impl Backtrack {
         match b - a {
             2 => self.rank2[(text[a] as usize) << 8 | text[a + 1] as usize],
             l if l > self.max_len => NONE,
-            _ => vocab.rank(&text[a..b]).unwrap_or(NONE),
+            _ => vocab.rank_in(text, a, b).unwrap_or(NONE),
+        }
+    }
+
+    /// The info word of the next shorter candidate than `info` that starts at `text[pos]` (where
+    /// `info`'s token starts), or NONE. For a two-byte token that is the single byte, from the
+    /// trie's first level, which stays in cache: on random letters most steps back and retries
+    /// are of two-byte tokens, and the prefix link is three dependent loads (`rec_of`, the
+    /// record, the shorter one's record) into tables of megabytes.
+    #[inline(always)]
+    fn shorter(&self, text: &[u8], pos: usize, info: u32) -> u32 {
+        match info_len(info) {
+            1 => NONE,
+            2 => self.node[1 + text[pos] as usize][1],
+            _ => self.shorter_linked(info),
+        }
+    }
+
+    /// [`shorter`](Self::shorter) for tokens of three bytes or more: the record's prefix link.
+    /// (Out of line, like [`general`](Self::general): the walk's loop keeps its registers.)
+    #[inline(never)]
+    fn shorter_linked(&self, info: u32) -> u32 {
+        match self.rec[self.rec_of[(info & INFO_ID) as usize] as usize + REC_NEXT] {
+            NONE => NONE,
+            next => self.rec[next as usize + REC_INFO],
+        }
+    }
+
+    /// The compatibility test for what [`quick`](Self::quick) leaves: from the records, `u` as
+    /// on the stack and `t` an info word. Out of line: rare on most text, and inlined, its
+    /// state cost the walk's loop registers (runs of one character, which take this path at
+    /// every token but answer from the memo before getting here, measured it).
+    #[inline(never)]
+    fn general(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, scratch: &mut Vec<u32>) -> bool {
+        let d = (u >> REACH_SHIFT) as usize;
+        let reach = if d == 3 { FAR } else { info_len(u) + d };
+        let (ru, rt) = (self.rec_of[(u & INFO_ID) as usize], self.rec_of[(t & INFO_ID) as usize]);
+        self.compatible(vocab, text, s, ru, rt, reach, scratch)
+    }
+
+    /// The rank of `text[a..b]` (at least two bytes), or NONE, keyed from one or two loads of
+    /// the text where it has them (`Vocab::rank_in`), not `rank`'s call and length branches.
+    #[inline(always)]
+    fn rank_in(&self, vocab: &Vocab, text: &[u8], a: usize, b: usize) -> u32 {
+        if b - a > self.max_len {
+            NONE
+        } else {
+            vocab.rank_in(text, a, b).unwrap_or(NONE)
         }
     }
 
@@ -571,6 +655,57 @@ impl Backtrack {
         }
     }
 
+    /// [`compatible`](Self::compatible) for the shapes nearly every test has, from the two
+    /// tokens' info words alone (`u` as on the stack, `t` as in the trie): both spines at most
+    /// the token itself (QR of u, QL of t; cl100k: 93% of the tests on random letters, 99% on
+    /// CJK, most of them a two-byte token and a single byte, or two two-byte tokens). Then the
+    /// spine walk of `crosses` has at most two steps, written out here: the pair of the two
+    /// bytes at the boundary (with selects), and when both tokens have two bytes or more, one
+    /// pair of u and t's first byte or of u's last byte and t. Returns 1 (compatible), 0 (not),
+    /// or 2 (another shape: run the general test). Nothing is read from the records, and the
+    /// branches on the shape depend only on the two words, which arrive early (a mispredicted
+    /// branch on data that arrives late, e.g. from a record, costs the whole wait; the general
+    /// loop's branches on spine ranks did, about once a test on random letters).
+    #[inline(always)]
+    fn quick(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32) -> u32 {
+        debug_assert!(0 < s && s < text.len());
+        if u & QR == 0 || t & QL == 0 {
+            return 2;
+        }
+        let (lu, lt) = (info_len(u), info_len(t));
+        let (iu, it) = (u & INFO_ID, t & INFO_ID);
+        let d = (u >> REACH_SHIFT) as usize;
+        // u's right spine is [u] (two bytes or more) or empty (a single byte), t's left spine
+        // [t] or empty; an empty one ranks "after everything" (1 << 20, above every id).
+        let (eu, et) = (if lu > 1 { iu } else { 1 << 20 }, if lt > 1 { it } else { 1 << 20 });
+        // Step 1, the two bytes at the boundary. Before u's spine advances (rank eu) the pair
+        // must not rank below eu, before t's (et) not at or below et: one threshold, and none
+        // when both spines are empty. When u is a single byte the pair starts where u does, and
+        // is no token if no token there is longer than u (then the load goes to entry 0, which
+        // stays in cache, rather than to a random line of the 256 KB table).
+        let skip = lu == 1 && d == 0;
+        // SAFETY: s - 1 and s are the last byte of u and the first of t; `rank2` has 2^16 entries.
+        let b2 = unsafe { (*text.get_unchecked(s - 1) as usize) << 8 | *text.get_unchecked(s) as usize };
+        let rho = unsafe { *self.rank2.get_unchecked(if skip { 0 } else { b2 }) };
+        let rho = if skip { NONE } else { rho };
+        let thr = if lu + lt == 2 { 0 } else { eu.min(et + 1) };
+        let mut cross = rho < thr;
+        // Step 2, when both spines had an entry: the lower-ranked went first (u's on a tie).
+        // After u: the pair is u and t's first byte, starting where u does (so no token when
+        // nothing longer than u starts there), and must not rank at or below t. After t: u's
+        // last byte and t, which must not rank below u.
+        if lu > 1 && lt > 1 {
+            let u_first = iu <= it;
+            let (a, b) = if u_first { (s - lu, s + 1) } else { (s - 1, s + lt) };
+            let thr = if u_first { it + 1 } else { iu };
+            let rho = if u_first && d == 0 { NONE } else { self.rank_in(vocab, text, a, b) };
+            cross |= rho < thr;
+        }
+        // Last, u t must not be a token: it is none when longer than any token where u starts.
+        let ok = !cross && ((d < 3 && lt > d) || self.rank_in(vocab, text, s - lu, s + lt) == NONE);
+        ok as u32
+    }
+
     /// Whether BPE(u t) = [u, t], where u ends and t starts at `text[s]`; `u` and `t` are
     /// records. `reach` is the length of the longest token that starts where u does (so u t,
     /// if longer, is no token).
@@ -600,12 +735,21 @@ impl Backtrack {
     /// uses the bucket engine.
     pub fn encode<S: Sink>(&self, vocab: &Vocab, text: &[u8], out: &mut S) -> bool {
         let n = text.len();
-        // The kept tokens (their records, in the low 24 bits), each with the length of the
-        // longest token starting where it does (high 8 bits): one stream of memory, not two.
-        let mut stack: Vec<u32> = Vec::with_capacity(n / 2 + 16);
+        // The kept tokens (their info words), each with how much longer than it the longest
+        // token starting where it does is (the top two bits): one stream of memory, not two.
+        // Room for a token per byte, the most there can be: growing would copy the stack into
+        // fresh pages (random letters keep about 0.66 tokens per byte, CJK 0.79); pages never
+        // written cost nothing. The thread's last stack is reused (see `STACK`): a fresh one
+        // is fresh pages, and their faults were a fifth of the time of 10^6 CJK characters.
+        let mut stack: Vec<u32> = STACK.with(|c| c.take());
+        stack.clear();
+        if stack.capacity() < n {
+            // A new vector rather than `reserve`, which would copy the old contents.
+            stack = Vec::with_capacity(n);
+        }
         let mut dead = vec![0u64; n / 64 + 1];
         let mut scratch = Vec::new();
-        // A direct-mapped memo of compatibility tests (key u << 24 | t of the records, the answer
+        // A direct-mapped memo of general tests (key u << 32 | t of the ids, the answer
         // in bit 63): long runs repeat the same few pairs. At most 256 entries (2 KB): random
         // letters hit any size of it about 1% of the time, and 4096 entries filled L1. Sized
         // to the piece, so a short one clears less.
@@ -620,30 +764,39 @@ impl Backtrack {
         // random letters and CJK about a tenth.
         let Walk { mut cand, mut len, reach: mut here, .. } = self.longest(text, 0);
         let (mut last_pos, mut last_seen, mut last) = (0, NOT_AGAIN, 0u64);
+        // No position above this one is marked dead (see the runs below).
+        let mut max_dead = 0;
         loop {
             let end = pos + len;
             let ok = dead[end / 64] >> (end % 64) & 1 == 0
-                && match stack.last().map(|&w| (w & ID_MASK, w >> ID_BITS)) {
+                && match stack.last() {
                     None => true,
                     // A single byte with no longer token starting where it does: its run
                     // has no merges, and every pair across the boundary starts there and is
-                    // longer than any token there, so nothing can cross (common in CJK).
-                    Some((_, 1)) => true,
-                    Some((u, r)) => {
-                        let key = (u as u64) << ID_BITS | cand as u64;
-                        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
-                        let m = memo[slot];
-                        if m & !(1 << 63) == key {
-                            m >> 63 == 1
-                        } else {
-                            let c = self.compatible(vocab, text, pos, u, cand, r as usize, &mut scratch);
-                            memo[slot] = key | (c as u64) << 63;
-                            c
+                    // longer than any token there, so nothing can cross (common in CJK). (The
+                    // quick test says so too, at more cost than the mispredicted branch: it
+                    // depends on the stack only.)
+                    Some(&u) if u & (0xff << INFO_LEN_SHIFT | 3 << REACH_SHIFT) == 1 << INFO_LEN_SHIFT => true,
+                    Some(&u) => match self.quick(vocab, text, pos, u, cand) {
+                        q @ (0 | 1) => q == 1,
+                        _ => {
+                            let (iu, it) = (u & INFO_ID, cand & INFO_ID);
+                            let key = (iu as u64) << 32 | it as u64;
+                            let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
+                            let m = memo[slot];
+                            if m & !(1 << 63) == key {
+                                m >> 63 == 1
+                            } else {
+                                let c = self.general(vocab, text, pos, u, cand, &mut scratch);
+                                memo[slot] = key | (c as u64) << 63;
+                                c
+                            }
                         }
-                    }
+                    },
                 };
             if ok {
-                stack.push(cand | (here as u32) << ID_BITS);
+                // How much longer than this token the longest token here is (3: 3 or more).
+                stack.push(cand | ((here - len).min(3) as u32) << REACH_SHIFT);
                 pos = end;
                 if pos == n {
                     break;
@@ -657,6 +810,23 @@ impl Backtrack {
                     && same_bytes(text, pos, last_pos, last_seen)
                 {
                     (cand, len, here) = (last as u32, (last >> 32) as u8 as usize, (last >> 40) as u8 as usize);
+                    // Deep in a run of one byte the same token repeats, and so does everything
+                    // about it: when the last two kept tokens are this one (same word), the test
+                    // of the pair passed with all the bytes it reads (u's and t's) being the
+                    // run's byte, and the walk is reused at every position p with p + seen inside
+                    // the run. So each such position keeps the same token, as long as no dead
+                    // mark is in the way (none above `max_dead`): push them all at once, leaving
+                    // the last to the loop. A run costs a scan for its end and a store per token.
+                    let w = cand | ((here - len).min(3) as u32) << REACH_SHIFT;
+                    let sl = stack.len();
+                    if pos > max_dead && sl >= 2 && stack[sl - 1] == w && stack[sl - 2] == w {
+                        let run = run_end(text, pos);
+                        if run - pos >= last_seen {
+                            let m = (run - pos - last_seen) / len;
+                            stack.resize(sl + m, w);
+                            pos += m * len;
+                        }
+                    }
                 } else {
                     let w = self.longest(text, pos);
                     (cand, len, here) = (w.cand, w.len, w.reach);
@@ -665,30 +835,67 @@ impl Backtrack {
                 }
                 continue;
             }
-            cand = self.rec[cand as usize + REC_NEXT];
-            while cand == NONE {
+            let mut next = self.shorter(text, pos, cand);
+            while next == NONE {
                 // Nothing continues from here: remember, and step back one token.
                 dead[pos / 64] |= 1 << (pos % 64);
+                max_dead = max_dead.max(pos);
                 let Some(w) = stack.pop() else {
                     debug_assert!(false, "the walk found no encoding");
                     return false;
                 };
-                let top = (w & ID_MASK) as usize;
-                pos -= spine_len(self.rec[top]);
-                here = (w >> ID_BITS) as usize;
-                cand = self.rec[top + REC_NEXT];
+                pos -= info_len(w);
+                let d = (w >> REACH_SHIFT) as usize;
+                here = if d == 3 { FAR } else { info_len(w) + d };
+                next = self.shorter(text, pos, w);
             }
-            len = spine_len(self.rec[cand as usize]);
+            cand = next;
+            len = info_len(cand);
         }
         for w in &mut stack {
-            *w = self.rec[(*w & ID_MASK) as usize] & ID_MASK;
+            *w &= INFO_ID;
         }
         out.extend(&stack);
+        if stack.capacity() <= KEPT_STACK {
+            STACK.with(|c| c.set(stack));
+        }
         true
     }
 }
 
+/// The most stack entries (4 bytes each) a thread keeps between calls: 16 MiB, the stack of a
+/// piece of 4 MB. Only pieces over 128 bytes use it, so a thread that never meets one holds
+/// nothing; a larger stack is freed after its call.
+const KEPT_STACK: usize = 1 << 22;
+
+thread_local! {
+    /// The walk's stack, lent to one call at a time (a nested call, were there one, would
+    /// find it empty and allocate its own). Process-level A/B, 10^6 CJK characters: 1.23x
+    /// over bf20671 with a fresh stack per call, 1.72x with this one; time(10^6) /
+    /// time(10^5) 14.7 -> 11.3 (docs/engine.md, fifth pass).
+    static STACK: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 const MEMO_BITS: u32 = 8;
+
+/// The end of the run of `text[pos]` that `pos` is in: the first later position holding
+/// another byte, or the text's length.
+fn run_end(text: &[u8], pos: usize) -> usize {
+    let b = text[pos];
+    let mut i = pos;
+    let all = u64::from_le_bytes([b; 8]);
+    while let Some(chunk) = text.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap()) ^ all;
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < text.len() && text[i] == b {
+        i += 1;
+    }
+    i
+}
 
 /// Whether `text[a..a + k]` and `text[b..b + k]` are equal (both in the text, k >= 1): one
 /// masked compare of two 8-byte loads for the few bytes most walks read.
@@ -812,6 +1019,7 @@ mod tests {
         let cands: Vec<u32> = (0..v.table_len() as u32).filter(|&t| engine.rec_of[t as usize] != NONE).collect();
         let short: Vec<u32> = cands.iter().copied().filter(|&t| t >= 256 || alphabet.contains(&(t as u8))).collect();
         let mut scratch = Vec::new();
+        let mut quick = 0;
         for &u in &short {
             for &t in &short {
                 let text = [v.token(u).unwrap(), v.token(t).unwrap()].concat();
@@ -819,8 +1027,22 @@ mod tests {
                 let want = merge_reference(v, &text) == [u, t];
                 let (ru, rt) = (engine.rec_of[u as usize], engine.rec_of[t as usize]);
                 assert_eq!(engine.compatible(v, &text, s, ru, rt, usize::MAX, &mut scratch), want, "{what}: {:?}", String::from_utf8_lossy(&text));
+                // The quick test, from the info words, with every reach the walk could have
+                // found at u (the longest token starting there inside u t, or anything longer,
+                // which a longer text could hold): right whenever it answers.
+                let here = (1..=text.len()).rev().find(|&l| v.rank(&text[..l]).is_some()).unwrap();
+                let (iu, it) = (engine.rec[ru as usize + REC_INFO], engine.rec[rt as usize + REC_INFO]);
+                assert_eq!((info_len(iu), iu & INFO_ID, info_len(it), it & INFO_ID), (s, u, text.len() - s, t));
+                for d in (here - s).min(3)..=3 {
+                    let q = engine.quick(v, &text, s, iu | (d as u32) << REACH_SHIFT, it);
+                    if q != 2 {
+                        assert_eq!(q == 1, want, "{what}: quick, reach {d} more: {:?}", String::from_utf8_lossy(&text));
+                        quick += 1;
+                    }
+                }
             }
         }
+        assert!(quick > 0, "{what}: the quick test never answered");
         // Which tokens are candidates: exactly those that encode to themselves.
         for t in 0..v.table_len() as u32 {
             let want = merge_reference(v, v.token(t).unwrap()) == [t];
@@ -872,6 +1094,51 @@ mod tests {
         }
     }
 
+    /// The quick test against the definition on many small random tables (more tables than
+    /// `random_tables_agree_with_the_definition`, each checked only on pairs of its tokens,
+    /// with every reach the walk could report).
+    #[test]
+    fn quick_test_agrees_with_the_definition() {
+        let mut rng = Rng(0x3c6ef372fe94f82b);
+        let (mut answered, mut pairs) = (0, 0);
+        for round in 0..400 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"ab" } else { b"abc" };
+            let mut toks: Vec<Vec<u8>> = Vec::new();
+            let size = 3 + rng.below(12) as usize;
+            while toks.len() < size {
+                let len = 2 + rng.below(3) as usize;
+                let t = rng.text(alphabet, len);
+                if !toks.contains(&t) {
+                    toks.push(t);
+                }
+            }
+            let v = vocab(&toks);
+            let engine = Backtrack::build(&v).unwrap();
+            let cands: Vec<u32> = (0..v.table_len() as u32)
+                .filter(|&t| engine.rec_of[t as usize] != NONE && (t >= 256 || alphabet.contains(&(t as u8))))
+                .collect();
+            for &u in &cands {
+                for &t in &cands {
+                    let text = [v.token(u).unwrap(), v.token(t).unwrap()].concat();
+                    let s = v.token(u).unwrap().len();
+                    let want = merge_reference(&v, &text) == [u, t];
+                    let here = (1..=text.len()).rev().find(|&l| v.rank(&text[..l]).is_some()).unwrap();
+                    let iu = engine.rec[engine.rec_of[u as usize] as usize + REC_INFO];
+                    let it = engine.rec[engine.rec_of[t as usize] as usize + REC_INFO];
+                    for d in (here - s).min(3)..=3 {
+                        pairs += 1;
+                        let q = engine.quick(&v, &text, s, iu | (d as u32) << REACH_SHIFT, it);
+                        if q != 2 {
+                            answered += 1;
+                            assert_eq!(q == 1, want, "{toks:?}: {:?}, reach {d} more", String::from_utf8_lossy(&text));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(answered * 4 > pairs, "the quick test answered {answered} of {pairs}");
+    }
+
     #[test]
     fn runs_of_one_byte() {
         let toks: Vec<Vec<u8>> = (2..=16).map(|n| vec![b'a'; n]).collect();
@@ -889,6 +1156,45 @@ mod tests {
                 crate::encode::bucket::merge_buckets(&v, &text, &mut want);
                 assert_eq!(run(&v, &text), want, "order {order}, n {n}");
             }
+        }
+    }
+
+    /// Long runs of one byte push their repeating token in batches (`run_end`): runs of every
+    /// length between other bytes, on tables where the greedy choice in a run fails and the
+    /// walk steps back inside it (random tables of a's, not a merge order), and trained ones.
+    #[test]
+    fn runs_in_batches() {
+        let mut rng = Rng(0xbb67ae8584caa73b);
+        for round in 0..60 {
+            let toks: Vec<Vec<u8>> = if round % 3 == 0 {
+                trained(&mut rng, b"aab", 30)
+            } else {
+                let mut t: Vec<Vec<u8>> = (0..12).map(|_| vec![b'a'; 2 + rng.below(9) as usize]).collect();
+                t.extend((0..6).map(|_| {
+                    let len = 2 + rng.below(4) as usize;
+                    rng.text(b"ab", len)
+                }));
+                t.sort();
+                t.dedup();
+                // A random order of ranks.
+                for k in (1..t.len()).rev() {
+                    let j = rng.below(k as u64 + 1) as usize;
+                    t.swap(k, j);
+                }
+                t
+            };
+            let v = vocab(&toks);
+            let mut text: Vec<u8> = Vec::new();
+            for _ in 0..20 {
+                let n = rng.below(300) as usize;
+                text.resize(text.len() + n, b'a');
+                let len = 1 + rng.below(3) as usize;
+                text.extend_from_slice(&rng.text(b"ab", len));
+            }
+            let mut want = Vec::new();
+            crate::encode::bucket::merge_buckets(&v, &text, &mut want);
+            assert_eq!(run(&v, &text), want, "round {round}: {toks:?}");
+            assert_eq!(run(&v, &text[..text.len() / 2]), merge_reference(&v, &text[..text.len() / 2]), "round {round}");
         }
     }
 

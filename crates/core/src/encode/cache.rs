@@ -32,12 +32,15 @@
 
 use hashbrown::HashMap;
 
-use super::rank::merge_miss;
+use super::rank::{merge_miss, merge_miss_unpredictable};
 use super::Sink;
 use crate::vocab::{pack16, pack16_words, Vocab};
 
 pub const MAX_ENTRIES: usize = 1 << 16;
-pub const MAX_PIECE: usize = 64;
+/// Longest piece cached. 128, the longest piece the quadratic merge takes: German man pages
+/// repeat lines of 65-79 bytes (`.\"****…`, ` ----…`) over a thousand times in 4 MB, each a
+/// merge of about 2 µs (docs/engine.md, "Fifth pass").
+pub const MAX_PIECE: usize = 128;
 /// Longest piece the inline table holds.
 pub const INLINE_PIECE: usize = 15;
 /// Most ids an inline slot holds.
@@ -175,7 +178,8 @@ impl<'t> PieceCache<'t> {
         let cache = slot.get_or_insert_with(|| Self::new(vocab));
         if cache.bypass > 0 {
             cache.bypass -= 1;
-            return merge_miss(vocab, piece, out);
+            // Pieces that do not repeat: which of their pairs are tokens does not either.
+            return merge_miss_unpredictable(vocab, piece, out);
         }
         cache.lookups += 1;
         if cache.lookups == WINDOW {
@@ -262,9 +266,13 @@ mod tests {
         };
         let pieces: Vec<Vec<u8>> = (0..20_000)
             .map(|_| {
-                // Mostly short pieces (the inline table), some up to 31 bytes (the map).
-                let span = if next(4) == 0 { 30 } else { 3 };
-                let n = 2 + next(span) as usize;
+                // Mostly short pieces (the inline table), some up to 31 bytes (the map), a few
+                // around and past MAX_PIECE (the map, or merged directly).
+                let n = match next(40) {
+                    0 => [MAX_PIECE - 1, MAX_PIECE, MAX_PIECE + 1, 65, 100][next(5) as usize],
+                    1..=9 => 2 + next(30) as usize,
+                    _ => 2 + next(3) as usize,
+                };
                 (0..n).map(|_| b"abcdefghijklmnop"[next(16) as usize]).collect()
             })
             .collect();

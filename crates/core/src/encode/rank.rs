@@ -11,7 +11,9 @@
 //!    (nearly every piece that misses) parts are linked in place and never moved
 //!    ([`merge_linked`]); 17-128 bytes the same links over the piece's own width, with block
 //!    minimums past 32 bytes ([`merge_wide`]). A caller that has already looked the whole
-//!    piece up says so ([`merge_miss`]) and the lookup is not repeated;
+//!    piece up says so ([`merge_miss`]) and the lookup is not repeated; a three-byte piece
+//!    that is no token is then two pair lookups and a choice ([`merge_three`]), a four-byte
+//!    one five lookups and selects ([`merge_four`]);
 //! 3. long pieces: [`super::backtrack`], a longest-match walk that backtracks (linear), with
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
@@ -39,7 +41,7 @@ pub fn encode_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 #[inline]
 pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
-        merge_small::<S, false>(vocab, piece, out);
+        merge_small::<S, false, false>(vocab, piece, out);
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
@@ -50,29 +52,120 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// of the whole piece: a two-byte piece is its two bytes, and a piece down to two parts is
 /// done. (`merge_piece` itself stays the definition for any bytes: the backtracking walk
 /// calls it on pairs of tokens that may join into a token.)
-#[inline]
+///
+/// Out of line, with the short pieces in a function of their own ([`merge_short_miss`]), so
+/// that it keeps the shape LLVM gave it before the three- and four-byte paths: a dispatch with
+/// the long-piece walk inlined. With those paths inlined here it was inlined into the piece
+/// cache, whose code grew from 1.3-1.8 KB to 10-16 KB (plain-build A/B: English 1-2% slower;
+/// docs/engine.md, "Fifth pass").
+#[inline(never)]
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
-    let n = piece.len();
-    if n == 2 {
-        out.push(vocab.byte_rank(piece[0]));
-        out.push(vocab.byte_rank(piece[1]));
-    } else if n <= SMALL {
-        merge_small::<S, true>(vocab, piece, out);
+    if piece.len() <= SMALL {
+        merge_short_miss::<S, false>(vocab, piece, out)
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
 }
 
+/// [`merge_miss`] for pieces that do not repeat (the piece cache's bypass mode: random
+/// letters, base64). Their pair lookups of up to 7 bytes read a window of the short index with
+/// no branch on the outcome (`Vocab::rank_word_or_none`): on such text which pairs are tokens
+/// is what the branch predictor cannot guess, and the probe loop's exit was the merge's
+/// largest source of mispredicts. On real text, where it mostly can guess, the window's wait
+/// for all its slots cost more than it saved (docs/engine.md, "Fifth pass").
+#[inline(never)]
+pub fn merge_miss_unpredictable<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    if piece.len() <= SMALL {
+        merge_short_miss::<S, true>(vocab, piece, out)
+    } else {
+        // (Not reached from the piece cache, which takes longer pieces to `merge_miss`.)
+        merge_miss(vocab, piece, out)
+    }
+}
+
+/// [`merge_miss`] of a piece of 2..=[`SMALL`] bytes.
+#[inline(never)]
+fn merge_short_miss<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    let n = piece.len();
+    if n == 2 {
+        out.push(vocab.byte_rank(piece[0]));
+        out.push(vocab.byte_rank(piece[1]));
+    } else if n == 3 {
+        merge_three::<S, WINDOWED>(vocab, piece, out);
+    } else if n == 4 {
+        merge_four::<S, WINDOWED>(vocab, piece, out);
+    } else {
+        merge_small::<S, true, WINDOWED>(vocab, piece, out);
+    }
+}
+
+/// A three-byte piece that is no token: one merge at most, then two parts are left. The
+/// lower-ranked of the two pairs merges (the left one on a tie: "aaa"), or neither is a token.
+/// A third of the pieces of random letters that miss (o200k), and the linked scan's set-up
+/// (arrays, padding, a round, the output loop) cost twice the two lookups (docs/engine.md,
+/// "Fifth pass").
+#[inline(always)]
+fn merge_three<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    let (a, b, c) = (piece[0], piece[1], piece[2]);
+    let left = rank_word::<WINDOWED>(vocab, u16::from_le_bytes([a, b]) as u64, 2);
+    let right = rank_word::<WINDOWED>(vocab, u16::from_le_bytes([b, c]) as u64, 2);
+    let (ra, rc) = (vocab.byte_rank(a), vocab.byte_rank(c));
+    if left.min(right) == NONE {
+        out.push(ra);
+        out.push(vocab.byte_rank(b));
+        out.push(rc);
+    } else {
+        // Selects, not branches: which pair wins is what the predictor cannot know.
+        let take_left = left <= right;
+        out.push(if take_left { left } else { ra });
+        out.push(if take_left { rc } else { right });
+    }
+}
+
+/// A four-byte piece that is no token: at most two merges (then two parts are left), written
+/// out with selects. The first merge is the lowest of the three byte pairs (leftmost on a
+/// tie); the second is between the merged part and a neighbour, or the other byte pair, so
+/// both three-byte strings are looked up whenever there was a first merge (one of the two
+/// answers may go unused).
+#[inline(always)]
+fn merge_four<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    let word = u32::from_le_bytes([piece[0], piece[1], piece[2], piece[3]]) as u64;
+    let look = |w: u64, len: usize| rank_word::<WINDOWED>(vocab, w, len);
+    let (ab, bc, cd) = (look(word, 2), look(word >> 8, 2), look(word >> 16, 2));
+    let [ra, rb, rc, rd] = [0, 1, 2, 3].map(|i| vocab.byte_rank(piece[i]));
+    if ab.min(bc).min(cd) == NONE {
+        out.extend(&[ra, rb, rc, rd]);
+        return;
+    }
+    // The first merge: at p = 0, 1 or 2.
+    let p = if ab <= bc && ab <= cd { 0 } else if bc <= cd { 1 } else { 2 };
+    let (abc, bcd) = (look(word, 3), look(word >> 8, 3));
+    // The three parts, and the ranks of the pairs between them.
+    let p0 = if p == 0 { ab } else { ra };
+    let p1 = if p == 0 { rc } else if p == 1 { bc } else { rb };
+    let p2 = if p == 2 { cd } else { rd };
+    let left = if p == 2 { ab } else { abc };
+    let right = if p == 0 { cd } else { bcd };
+    if left.min(right) == NONE {
+        out.extend(&[p0, p1, p2]);
+    } else {
+        let take_left = left <= right;
+        out.push(if take_left { left } else { p0 });
+        out.push(if take_left { p2 } else { right });
+    }
+}
+
 /// The quadratic scan for short pieces, in stack arrays sized for the piece: most missed
 /// pieces are under 16 bytes, and clearing a 128-entry array per piece would cost more than the
-/// merging. `MISS`: the whole piece is known not to be a token.
+/// merging. `MISS`: the whole piece is known not to be a token. `WINDOWED`: pair lookups of up
+/// to 7 bytes without a branch on their outcome ([`merge_miss_unpredictable`]).
 #[inline]
-fn merge_small<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+fn merge_small<S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let n = piece.len();
     if n <= 8 {
-        merge_linked::<8, S, MISS>(vocab, piece, &pad_small(piece), out)
+        merge_linked::<8, S, MISS, WINDOWED>(vocab, piece, &pad_small(piece), out)
     } else if n <= LINKED {
-        merge_linked::<LINKED, S, MISS>(vocab, piece, &pad_small(piece), out)
+        merge_linked::<LINKED, S, MISS, WINDOWED>(vocab, piece, &pad_small(piece), out)
     } else {
         merge_wide::<S, MISS>(vocab, piece, out)
     }
@@ -164,15 +257,26 @@ fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut 
     }
 }
 
+/// The rank of the first `n` (1..=7) bytes of `word`, or [`NONE`]; `WINDOWED`: with no branch
+/// on the outcome (`Vocab::rank_word_or_none`). A function, not a closure in its callers:
+/// LLVM left such closures out of line, a call per lookup.
+#[inline(always)]
+fn rank_word<const WINDOWED: bool>(vocab: &Vocab, word: u64, n: usize) -> u32 {
+    if WINDOWED {
+        vocab.rank_word_or_none(word, n)
+    } else {
+        vocab.rank_word(word, n).unwrap_or(NONE)
+    }
+}
+
 /// The rank of `piece[s..e]`, with `buf` the piece followed by readable bytes.
 #[inline(always)]
-fn rank_of<const L: usize>(vocab: &Vocab, piece: &[u8], buf: &[u8; L], s: usize, e: usize) -> u32 {
-    let r = if e - s <= 7 {
-        vocab.rank_word(u64::from_le_bytes(buf[s..s + 8].try_into().unwrap()), e - s)
+fn rank_of<const L: usize, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; L], s: usize, e: usize) -> u32 {
+    if e - s <= 7 {
+        rank_word::<WINDOWED>(vocab, u64::from_le_bytes(buf[s..s + 8].try_into().unwrap()), e - s)
     } else {
-        vocab.rank(&piece[s..e])
-    };
-    r.unwrap_or(NONE)
+        vocab.rank(&piece[s..e]).unwrap_or(NONE)
+    }
 }
 
 /// A pair's key: its rank, then where its left part starts (the leftmost wins a tie).
@@ -226,7 +330,7 @@ fn pad_small(piece: &[u8]) -> [u8; LINKED + 8] {
 /// counting 1 MB of random letters on o200k took 305 M instructions, with this one and
 /// [`merge_miss`] 184 M, cachegrind; docs/engine.md, "Third pass".)
 #[inline(always)]
-fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; LINKED + 8], out: &mut S) {
+fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; LINKED + 8], out: &mut S) {
     let n = piece.len();
     debug_assert!((2..=W).contains(&n) && W <= LINKED);
     // Indexed by a part's first byte; one spare entry so that `next` of the last part (n)
@@ -243,7 +347,7 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
     }
     if !(MISS && n == 2) {
         for (i, k) in key[..n - 1].iter_mut().enumerate() {
-            *k = at(rank_of(vocab, piece, buf, i, i + 2), i);
+            *k = at(rank_of::<_, WINDOWED>(vocab, piece, buf, i, i + 2), i);
         }
     }
     let mut parts = n;
@@ -267,13 +371,13 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool>(vocab: &Vocab, piece:
         if r < n {
             prev[r] = p as u8;
             let e = next[r] as usize;
-            key[p] = at(rank_of(vocab, piece, buf, p, e), p);
+            key[p] = at(rank_of::<_, WINDOWED>(vocab, piece, buf, p, e), p);
         } else {
             key[p] = u64::MAX;
         }
         if p > 0 {
             let l = prev[p] as usize;
-            key[l] = at(rank_of(vocab, piece, buf, l, r), l);
+            key[l] = at(rank_of::<_, WINDOWED>(vocab, piece, buf, l, r), l);
         }
     }
     let mut i = 0;
@@ -319,7 +423,7 @@ mod tests {
         let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         encode_piece(v, piece, &mut a);
         if piece.len() >= 2 && piece.len() <= SMALL {
-            merge_small::<_, false>(v, piece, &mut b);
+            merge_small::<_, false, false>(v, piece, &mut b);
         } else {
             b = a.clone();
         }
@@ -426,13 +530,55 @@ mod tests {
                 let s: Vec<u8> = (0..len).map(|_| alphabet[rnd(alphabet.len() as u64) as usize]).collect();
                 let want = merge_reference(&v, &s);
                 let mut got = Vec::new();
-                merge_small::<_, false>(&v, &s, &mut got);
+                merge_small::<_, false, false>(&v, &s, &mut got);
                 assert_eq!(got, want, "{merges:?} {:?}", String::from_utf8_lossy(&s));
                 if v.rank(&s).is_none() {
                     let mut got = Vec::new();
                     merge_miss(&v, &s, &mut got);
                     assert_eq!(got, want, "miss: {merges:?} {:?}", String::from_utf8_lossy(&s));
+                    let mut got = Vec::new();
+                    merge_miss_unpredictable(&v, &s, &mut got);
+                    assert_eq!(got, want, "windowed: {merges:?} {:?}", String::from_utf8_lossy(&s));
                 }
+            }
+        }
+    }
+
+    /// Three- and four-byte pieces ([`merge_three`], [`merge_four`]): every piece over a
+    /// three-letter alphabet, on random tables of two- to four-byte tokens (ties between equal
+    /// pairs, "aaa"; tables that are not a merge order; pairs that are not tokens), against
+    /// the definition.
+    #[test]
+    fn three_and_four_byte_pieces_on_random_tables() {
+        let mut rnd = xorshift(0x0123_4567_89ab_cdef);
+        let alphabet = b"abc";
+        for _ in 0..300 {
+            let mut merges: Vec<String> = Vec::new();
+            for _ in 0..rnd(24) {
+                let len = 2 + rnd(3) as usize;
+                let t: String = (0..len).map(|_| alphabet[rnd(3) as usize] as char).collect();
+                if !merges.contains(&t) {
+                    merges.push(t);
+                }
+            }
+            let refs: Vec<&str> = merges.iter().map(|s| s.as_str()).collect();
+            let v = vocab(&refs);
+            for k in 0..27 + 81 {
+                let s: Vec<u8> = if k < 27 {
+                    vec![alphabet[k / 9], alphabet[k / 3 % 3], alphabet[k % 3]]
+                } else {
+                    let k = k - 27;
+                    vec![alphabet[k / 27], alphabet[k / 9 % 3], alphabet[k / 3 % 3], alphabet[k % 3]]
+                };
+                if v.rank(&s).is_some() {
+                    continue;
+                }
+                let want = merge_reference(&v, &s);
+                let (mut got, mut windowed) = (Vec::new(), Vec::new());
+                merge_miss(&v, &s, &mut got);
+                merge_miss_unpredictable(&v, &s, &mut windowed);
+                assert_eq!(got, want, "{merges:?} {:?}", String::from_utf8_lossy(&s));
+                assert_eq!(windowed, want, "windowed: {merges:?} {:?}", String::from_utf8_lossy(&s));
             }
         }
     }
@@ -483,7 +629,7 @@ mod tests {
                 };
                 let want = merge_reference(&v, &s);
                 let mut got = Vec::new();
-                merge_small::<_, false>(&v, &s, &mut got);
+                merge_small::<_, false, false>(&v, &s, &mut got);
                 assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&s));
                 if v.rank(&s).is_none() {
                     let mut got = Vec::new();

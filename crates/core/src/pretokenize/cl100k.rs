@@ -6,6 +6,20 @@
 //! llama3: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //! ```
 //!
+//! and two more of the family, the GPT-4 pattern as minbpe and rustbpe write it
+//! ([`RUSTBPE_GPT4_PATTERN`]) and nanochat's ([`NANOCHAT_PATTERN`], digits two at a time):
+//!
+//! ```text
+//! rustbpe:  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
+//! nanochat: '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
+//! ```
+//!
+//! These have no `\s++$` branch, so a whitespace run at the end of the text is cut after its
+//! last newline as in Llama 3 (`\s*[\r\n]` and `\s*[\r\n]+` both end just after the last
+//! newline of the run); `'(?i:[sdmt]|ll|ve|re)` and Llama 3's `(?i:'s|'t|…)` match the same
+//! strings; the possessive `?+` on the prefix changes nothing, as below. So rustbpe's form reads
+//! exactly as Llama 3's, and nanochat's too but for `\p{N}{1,2}`.
+//!
 //! Llama 3's quantifiers are not possessive, but nothing follows them inside their alternative
 //! that could make the regex give characters back, so both read the same way:
 //! 1. `'` and a contraction letter (or two), case-insensitive;
@@ -14,13 +28,18 @@
 //! 4. an optional space, a run of punctuation (not space, letter or number), then `\r`/`\n`s;
 //! 5. whitespace, see [`whitespace_end`].
 
+use super::block::{for_each_span_block, Grammar};
 use super::scan::{
-    alpha_run, digits_end, flags_at, for_each, for_each_span, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
+    alpha_run, digits_end, flags_at, for_each_span, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
 };
 use super::unicode::{contraction_letter, decode, flags, L, N};
 
 pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
 pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// The GPT-4 pattern as minbpe and rustbpe write it (rustbpe's default).
+pub const RUSTBPE_GPT4_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
+/// nanochat's split pattern: rustbpe's form with numbers two digits at a time.
+pub const NANOCHAT_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
 
 /// The length of a case-insensitive contraction (`s d m t ll ve re`) at `i`, just after the
 /// apostrophe; 0 if there is none.
@@ -52,8 +71,9 @@ pub fn contraction_len(bytes: &[u8], i: usize) -> usize {
     }
 }
 
+/// The end of the match at `i`; `DIGITS` is the longest run of numbers one piece takes.
 #[inline(always)]
-fn end(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
+fn end<const DIGITS: usize>(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
     // Fast paths: a run of letters starting with an ASCII letter, alone or after one ASCII
     // character of the optional prefix (not `'`, which may start a contraction, alternative 1).
     let b0 = bytes[i];
@@ -87,7 +107,7 @@ fn end(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
         }
     }
     if f & N != 0 {
-        return digits_end(bytes, i + n);
+        return digits_end(bytes, i + n, DIGITS - 1);
     }
     let punct_from = if is_punct(f) {
         Some(i)
@@ -107,20 +127,46 @@ fn end(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
     whitespace_end(bytes, i, ws)
 }
 
-pub fn for_each_cl100k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
-    for_each(text, range, |b, i| end(b, i, Whitespace::EndFirst), f)
+pub fn for_each_cl100k<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
+    for_each_span_cl100k(text, range, |i, j| f(&text[i..j]))
 }
 
-pub fn for_each_llama3<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
-    for_each(text, range, |b, i| end(b, i, Whitespace::NewlineFirst), f)
+pub fn for_each_llama3<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
+    for_each_span_llama3(text, range, |i, j| f(&text[i..j]))
 }
 
-/// [`for_each_cl100k`] with pieces as byte offsets (see [`for_each_span`]).
+/// [`for_each_cl100k`] with pieces as byte offsets (see [`for_each_span`]): a window of plain
+/// text at a time ([`super::block`]), this scanner where the text is not plain.
 pub fn for_each_span_cl100k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
-    for_each_span(text, range, |b, i| end(b, i, Whitespace::EndFirst), f)
+    for_each_span_block(text, range, Grammar::Cl100k, |b, i| end::<3>(b, i, Whitespace::EndFirst), f)
 }
 
-/// [`for_each_llama3`] with pieces as byte offsets (see [`for_each_span`]).
+/// [`for_each_llama3`] with pieces as byte offsets. The two patterns differ only where a
+/// whitespace run reaches the end of the text, which no window does.
 pub fn for_each_span_llama3(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
-    for_each_span(text, range, |b, i| end(b, i, Whitespace::NewlineFirst), f)
+    for_each_span_block(text, range, Grammar::Cl100k, |b, i| end::<3>(b, i, Whitespace::NewlineFirst), f)
+}
+
+/// The scalar scanner alone: the definition the block driver is tested against.
+pub fn for_each_span_cl100k_scalar(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span(text, range, |b, i| end::<3>(b, i, Whitespace::EndFirst), f)
+}
+
+/// The scalar scanner alone, for Llama 3.
+pub fn for_each_span_llama3_scalar(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span(text, range, |b, i| end::<3>(b, i, Whitespace::NewlineFirst), f)
+}
+
+/// [`for_each_span_llama3`] for nanochat's pattern (numbers two digits at a time).
+pub fn for_each_span_nanochat(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span_block(text, range, Grammar::Nanochat, |b, i| end::<2>(b, i, Whitespace::NewlineFirst), f)
+}
+
+/// The scalar scanner alone, for nanochat's pattern.
+pub fn for_each_span_nanochat_scalar(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span(text, range, |b, i| end::<2>(b, i, Whitespace::NewlineFirst), f)
+}
+
+pub fn for_each_nanochat<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
+    for_each_span_nanochat(text, range, |i, j| f(&text[i..j]))
 }

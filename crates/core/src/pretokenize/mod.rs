@@ -1,12 +1,14 @@
 //! Splitting text into pieces before BPE, exactly as the encoding's split pattern does.
 //!
 //! - Built-in patterns get hand-written scanners, chosen when the pattern text is exactly one
-//!   they implement: [`cl100k`] (cl100k_base and Llama 3), [`o200k`] (o200k_base/harmony),
-//!   [`r50k`] (GPT-2, r50k, p50k). They run a few times faster than any regex engine because
+//!   they implement: [`cl100k`] (cl100k_base, Llama 3, nanochat's and minbpe/rustbpe's form of
+//!   the GPT-4 pattern), [`o200k`] (o200k_base/harmony), [`r50k`] (GPT-2, r50k, p50k). For all
+//!   but the regex engines, [`block`] finds the pieces of plain text 64 bytes at a time and the
+//!   scanners take the rest. They run a few times faster than any regex engine because
 //!   they never backtrack: each reads a class table ([`unicode`], generated from the regex
 //!   crate's own Unicode data) and knows where the regex's backtracking would end.
-//! - Other patterns of the same family (nanochat's, minbpe/rustbpe's form of the GPT-4 pattern,
-//!   variants with other digit-run lengths) that can be rewritten exactly without look-around
+//! - Other patterns of the same family (variants with other digit-run lengths, say) that can
+//!   be rewritten exactly without look-around
 //!   or possessive quantifiers run on [`automata::AutomataSplitter`] (regex-automata, 4-5x
 //!   fancy-regex).
 //! - Any other pattern runs on [`regex::RegexSplitter`] (fancy-regex, tiktoken's engine).
@@ -15,6 +17,7 @@
 //! fancy-regex on generated text, and the Python suite compares whole encodings with tiktoken.
 
 pub mod automata;
+pub mod block;
 pub mod cl100k;
 pub mod o200k;
 pub mod r50k;
@@ -28,6 +31,10 @@ use crate::error::Result;
 pub enum Pretokenizer {
     Cl100k,
     Llama3,
+    /// The GPT-4 pattern as minbpe and rustbpe write it: read as Llama 3's (see `cl100k.rs`).
+    Rustbpe,
+    /// nanochat's pattern.
+    Nanochat,
     O200k,
     R50k(&'static str),
     /// GPT-2/GPT-4-family patterns rewritten exactly for regex-automata (see `automata.rs`).
@@ -40,6 +47,8 @@ impl Pretokenizer {
         Ok(match pattern {
             cl100k::CL100K_PATTERN => Pretokenizer::Cl100k,
             cl100k::LLAMA3_PATTERN => Pretokenizer::Llama3,
+            cl100k::RUSTBPE_GPT4_PATTERN => Pretokenizer::Rustbpe,
+            cl100k::NANOCHAT_PATTERN => Pretokenizer::Nanochat,
             o200k::O200K_PATTERN => Pretokenizer::O200k,
             r50k::R50K_PATTERN => Pretokenizer::R50k(r50k::R50K_PATTERN),
             r50k::GPT2_PATTERN => Pretokenizer::R50k(r50k::GPT2_PATTERN),
@@ -86,7 +95,8 @@ impl Pretokenizer {
     ) -> Result<()> {
         match self {
             Pretokenizer::Cl100k => cl100k::for_each_cl100k(text, range, f),
-            Pretokenizer::Llama3 => cl100k::for_each_llama3(text, range, f),
+            Pretokenizer::Llama3 | Pretokenizer::Rustbpe => cl100k::for_each_llama3(text, range, f),
+            Pretokenizer::Nanochat => cl100k::for_each_nanochat(text, range, f),
             Pretokenizer::O200k => o200k::for_each_o200k(text, range, f),
             Pretokenizer::R50k(_) => r50k::for_each_r50k(text, range, f),
             Pretokenizer::Regex(r) => return r.for_each_piece(text, starting_in(text, range, f)),
@@ -129,6 +139,8 @@ impl Pretokenizer {
         match self {
             Pretokenizer::Cl100k => cl100k::CL100K_PATTERN,
             Pretokenizer::Llama3 => cl100k::LLAMA3_PATTERN,
+            Pretokenizer::Rustbpe => cl100k::RUSTBPE_GPT4_PATTERN,
+            Pretokenizer::Nanochat => cl100k::NANOCHAT_PATTERN,
             Pretokenizer::O200k => o200k::O200K_PATTERN,
             Pretokenizer::R50k(p) => p,
             Pretokenizer::Automata(a) => a.pattern(),
@@ -142,6 +154,8 @@ impl Pretokenizer {
         match self {
             Pretokenizer::Cl100k => "cl100k",
             Pretokenizer::Llama3 => "llama3",
+            Pretokenizer::Rustbpe => "rustbpe",
+            Pretokenizer::Nanochat => "nanochat",
             Pretokenizer::O200k => "o200k",
             Pretokenizer::R50k(_) => "r50k",
             Pretokenizer::Automata(_) => "automata",

@@ -21,8 +21,9 @@
 //! - Either may end with a case-insensitive contraction.
 
 use super::cl100k::contraction_len;
+use super::block::{for_each_span_block, Grammar};
 use super::scan::{
-    digits_end, flags_at, for_each, for_each_span, is_ascii_prefix, is_punct, lower_run, run_end, upper_run, whitespace_end, Whitespace,
+    digits_end, flags_at, for_each_span, is_ascii_prefix, is_punct, lower_run, run_end, upper_run, whitespace_end, Whitespace,
 };
 use super::unicode::{decode, flags, L, LO, N, UP};
 
@@ -157,7 +158,7 @@ fn end(bytes: &[u8], i: usize) -> usize {
         }
     }
     if f & N != 0 {
-        return digits_end(bytes, i + n);
+        return digits_end(bytes, i + n, 2);
     }
     let punct_from = if is_punct(f) {
         Some(i)
@@ -177,17 +178,23 @@ fn end(bytes: &[u8], i: usize) -> usize {
     whitespace_end(bytes, i, Whitespace::NewlineFirst)
 }
 
-#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `for_each_o200k`)
-pub fn for_each_o200k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
-    // A closure, not the function item `end`: passed as an item, it was called through a
-    // `Fn::call` shim that LLVM did not inline, a call with six register saves and restores
-    // per piece (cachegrind, o200k English: 9% fewer scanner instructions as a closure;
-    // cl100k's scanners were already passed as closures).
-    for_each(text, range, |b, i| end(b, i), f)
+#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see below)
+pub fn for_each_o200k<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
+    for_each_span_o200k(text, range, |i, j| f(&text[i..j]))
 }
 
-/// [`for_each_o200k`] with pieces as byte offsets (see [`for_each_span`]).
-#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `for_each_o200k`)
+/// [`for_each_o200k`] with pieces as byte offsets (see [`for_each_span`]): a window of plain
+/// text at a time ([`super::block`]), this scanner where the text is not plain.
+#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see below)
 pub fn for_each_span_o200k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    // A closure, not the function item `end`: passed as an item, it was called through a
+    // `Fn::call` shim that LLVM did not inline, a call with six register saves and restores
+    // per piece (cachegrind, o200k English: 9% fewer scanner instructions as a closure).
+    for_each_span_block(text, range, Grammar::O200k, |b, i| end(b, i), f)
+}
+
+/// The scalar scanner alone, piece by piece: the definition the block driver is tested against.
+#[allow(clippy::redundant_closure)]
+pub fn for_each_span_o200k_scalar(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span(text, range, |b, i| end(b, i), f)
 }

@@ -7,7 +7,8 @@
 //!
 //! Contractions are case-sensitive here; each class run may take one leading space.
 
-use super::scan::{flags_at, for_each, for_each_span, is_punct, run_end, whitespace_end, Whitespace};
+use super::block::{for_each_span_block, Grammar};
+use super::scan::{flags_at, for_each_span, is_punct, run_end, whitespace_end, Whitespace};
 use super::unicode::{decode, flags, L, N};
 
 pub const R50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
@@ -49,16 +50,19 @@ fn end(bytes: &[u8], i: usize) -> usize {
     whitespace_end(bytes, i, Whitespace::NoNewline)
 }
 
-#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `for_each_o200k`)
-pub fn for_each_r50k<'t>(text: &'t str, range: std::ops::Range<usize>, f: impl FnMut(&'t str)) {
-    // A closure, not the function item `end`, as in `for_each_o200k`: passed as an item,
-    // o200k's scanner ran through a `Fn::call` shim that LLVM did not inline (not measured
-    // for r50k; the closure is never worse).
-    for_each(text, range, |b, i| end(b, i), f)
+pub fn for_each_r50k<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
+    for_each_span_r50k(text, range, |i, j| f(&text[i..j]))
 }
 
-/// [`for_each_r50k`] with pieces as byte offsets (see [`for_each_span`]).
-#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `for_each_o200k`)
+/// [`for_each_r50k`] with pieces as byte offsets (see [`for_each_span`]): a window of plain
+/// text at a time ([`super::block`]), this scanner where the text is not plain.
+#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `o200k.rs`)
 pub fn for_each_span_r50k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
+    for_each_span_block(text, range, Grammar::R50k, |b, i| end(b, i), f)
+}
+
+/// The scalar scanner alone: the definition the block driver is tested against.
+#[allow(clippy::redundant_closure)]
+pub fn for_each_span_r50k_scalar(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span(text, range, |b, i| end(b, i), f)
 }

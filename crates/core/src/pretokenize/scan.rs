@@ -78,10 +78,11 @@ pub fn is_ascii_prefix(b: u8) -> bool {
     b < 0x80 && !b.is_ascii_alphanumeric() && b != b'\r' && b != b'\n'
 }
 
-/// `\p{N}{1,3}` after its first digit (which ends at `i`): the end of at most two more digits.
+/// `\p{N}{1,more+1}` after its first digit (which ends at `i`): the end of at most `more` more
+/// digits (2 for `\p{N}{1,3}`, 1 for nanochat's `\p{N}{1,2}`).
 #[inline]
-pub fn digits_end(bytes: &[u8], mut i: usize) -> usize {
-    for _ in 0..2 {
+pub fn digits_end(bytes: &[u8], mut i: usize, more: usize) -> usize {
+    for _ in 0..more {
         let (g, m) = flags_at(bytes, i);
         if g & N == 0 {
             break;

@@ -3,9 +3,11 @@
 
 use super::*;
 
-const PATTERNS: [&str; 5] = [
+const PATTERNS: [&str; 7] = [
     cl100k::CL100K_PATTERN,
     cl100k::LLAMA3_PATTERN,
+    cl100k::RUSTBPE_GPT4_PATTERN,
+    cl100k::NANOCHAT_PATTERN,
     o200k::O200K_PATTERN,
     r50k::R50K_PATTERN,
     r50k::GPT2_PATTERN,

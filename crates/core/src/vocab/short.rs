@@ -22,6 +22,11 @@ type Slot = [u64; 2];
 const DIST_BITS: u32 = 5;
 /// Farthest a narrow slot may sit from its home; a table that needs more is built wide.
 const MAX_DIST: u64 = (1 << DIST_BITS) - 2;
+/// Slots a narrow lookup reads at once, from home ([`ShortIndex::get_or_none`]).
+const WINDOW: usize = 4;
+/// [`ShortIndex::get_or_none`] of a key that is not there. No rank is this: ranks are at most
+/// 2^31 - 1 (`MAX_TOKEN_ID`).
+pub const NONE: u32 = u32::MAX;
 
 /// Two layouts, chosen at build time, over a table of 2^b slots:
 /// - *narrow* (o200k_base, cl100k_base, and any table whose ranks fit in b bits and whose keys
@@ -255,6 +260,49 @@ impl ShortIndex {
             i = (i + 1) & mask;
         }
     }
+
+    /// [`get`](Self::get) as a rank or [`NONE`], with no branch on the outcome: for pair
+    /// lookups whose outcomes the branch predictor cannot guess (the merges of pieces that do
+    /// not repeat). It reads the first WINDOW slots from home at once. A slot XOR the value
+    /// wanted at its distance is below `step` only for the key's own slot, and is then the
+    /// rank (the wanted value's rank bits are zero), so the minimum of the XORs is the rank if
+    /// the key is in the window. If it is not but a slot is empty, the key is absent (no
+    /// deletions: every slot between a key's home and its own is full). Only a full window
+    /// without the key (or a home within WINDOW slots of the end) walks on, slot by slot.
+    ///
+    /// Not for every lookup: where the outcome is predictable (whole pieces of real text, the
+    /// pair lookups of German, mostly found at home) `get`'s early exit costs nothing and the
+    /// window's wait for all its slots does; used for every merge it cost English and German
+    /// 2-4% (docs/engine.md, "Fifth pass").
+    #[inline(always)]
+    pub fn get_or_none(&self, key: u64) -> u32 {
+        if self.is_narrow {
+            let (i, want, step) = self.narrow_start(key);
+            if let Some(w) = self.narrow.get(i..i + WINDOW) {
+                let (mut d, mut low, mut wj) = (u64::MAX, u64::MAX, want);
+                for &s in w {
+                    d = d.min(s ^ wj);
+                    low = low.min(s);
+                    wj += step;
+                }
+                let hit = d < step;
+                // All ones (NONE) without a hit: arithmetic, not a branch.
+                let r = (d | (hit as u64).wrapping_sub(1)) as u32;
+                if hit | (low == 0) {
+                    return r;
+                }
+            }
+        }
+        self.get_cold(key)
+    }
+
+    /// [`get`](Self::get) out of line, as a rank or [`NONE`]: the rare lookups the window of
+    /// [`get_or_none`](Self::get_or_none) does not settle, and wide tables.
+    #[cold]
+    #[inline(never)]
+    fn get_cold(&self, key: u64) -> u32 {
+        self.get(key).unwrap_or(NONE)
+    }
 }
 
 /// The zeroed table's pages are not mapped yet, and an insert reads its slot before writing
@@ -331,11 +379,60 @@ mod tests {
         assert_eq!(wide.get(pack(b"zz")), None);
         let twice = (big..big + toks.len() as u32).chain([big + 7]);
         assert_eq!(ShortIndex::from_ranks(toks.len() + 1, twice, key_big).unwrap_err(), (big + 7, big + 7));
+        // The windowed lookup gives the same answers, present or absent: keys at every distance
+        // from home (windows full and not), homes within a window of the table's end (whose
+        // windows wrap), and keys never inserted. `dense` holds random keys (the keys above are
+        // so regular that Fibonacci hashing spaces them evenly) and is sized for half of them
+        // (load about 0.6, where the built-in tables have 0.5), so some sit past the window.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut seen = std::collections::HashSet::new();
+        let random: Vec<Vec<u8>> = (0..20_000)
+            .map(|_| {
+                let n = 2 + (rnd() % 6) as usize;
+                (0..n).map(|_| b"abcdefghij"[(rnd() % 10) as usize]).collect::<Vec<u8>>()
+            })
+            .filter(|t| seen.insert(t.clone()))
+            .take(5000)
+            .collect();
+        let dense = ShortIndex::from_ranks(random.len() / 2, 0..random.len() as u32, |r| pack(&random[r as usize])).unwrap();
+        assert!(dense.is_narrow);
+        let mut absent = 0;
+        for (idx, tokens, base) in [(&built, &toks, 0), (&wide, &toks, big), (&dense, &random, 0)] {
+            for (r, t) in tokens.iter().enumerate() {
+                assert_eq!(idx.get_or_none(pack(t)), base + r as u32);
+                for extra in [b"#".as_slice(), b"~~", b"k"] {
+                    let mut u = t.clone();
+                    u.extend_from_slice(extra);
+                    if u.len() <= MAX_SHORT && !tokens.contains(&u) {
+                        assert_eq!(idx.get_or_none(pack(&u)), NONE, "{u:?}");
+                        assert_eq!(idx.get(pack(&u)), None, "{u:?}");
+                        absent += 1;
+                    }
+                }
+            }
+        }
+        assert!(absent > 10_000);
+        let (mask, step) = (dense.narrow.len() - 1, 1u64 << dense.bits);
+        let dist = |t: &Vec<u8>| -> usize {
+            let (home, want, _) = dense.narrow_start(pack(t));
+            (0..).find(|&d| dense.narrow[(home + d) & mask] & !(step - 1) == want + d as u64 * step).unwrap()
+        };
+        let far = random.iter().filter(|t| dist(t) >= WINDOW).count();
+        let wrapping = random.iter().filter(|t| ShortIndex::home(pack(t), dense.bits) + WINDOW > dense.narrow.len()).count();
+        assert!(far > 0 && wrapping > 0, "keys past the window: {far}, homes near the end: {wrapping}");
         // Every key absent from the narrow table, including ones sharing homes with present keys.
         for a in 0..=255u8 {
             for b in [b'!', b'~', 0xc3] {
                 let k = pack(&[a, b, b'#', b'@']);
                 assert_eq!(built.get(k), None);
+                assert_eq!(built.get_or_none(k), NONE);
+                assert_eq!(dense.get_or_none(k), NONE);
             }
         }
     }
