@@ -1,6 +1,7 @@
 //! Piece boundaries 64 bytes at a time, as bit masks, for the o200k, cl100k / Llama 3 and
-//! GPT-2 / r50k split patterns on "plain" text: ASCII, plus the two-byte Latin-1 letters `À`-`ÿ` (U+00C0-U+00FF,
-//! all `\p{L}`, but `×` and `÷`).
+//! GPT-2 / r50k split patterns on "plain" text: ASCII, plus the two-byte Latin-1 letters
+//! `À`-`ÿ` (U+00C0-U+00FF, all `\p{L}`, but `×` and `÷`) and common two- and three-byte
+//! punctuation.
 //!
 //! Why: the scalar scanners ([`super::o200k`], [`super::cl100k`]) decide each piece with a few
 //! data-dependent branches (letter? prefix? punctuation? whitespace?) and cost about 120
@@ -94,8 +95,7 @@ fn may_contract(b: u8) -> bool {
 
 /// The classes no SIMD compare finds cheaply, one byte at a time (they are rare): apostrophes
 /// (punctuation, or complex where a contraction may follow), and two- and three-byte
-/// punctuation. `apos` and `leads` (`0xc2`, `0xe2` bytes) come from the caller's compares;
-/// `latin` are the bytes already classed as Latin-1 letters.
+/// punctuation. `apos` and `leads` (`0xc2`, `0xe2` bytes) come from the caller's compares.
 #[inline]
 fn classify_rare(w: &[u8; 64], c: &mut Classes, apos: u64, mut leads: u64) {
     let mut a = apos;
@@ -190,9 +190,57 @@ pub fn classify(w: &[u8; 64]) -> Classes {
     }
 }
 
+/// The masks both SIMD forms compute with compares (bit `k` for byte `k` of the window).
+/// `c3`, `cont_up` and `cont_low` (0xc3 bytes; continuation bytes of an upper- and of a
+/// lower-case Latin-1 letter) may be left 0 when the window has no byte over 0x7f.
+#[cfg(target_arch = "x86_64")]
+#[derive(Default)]
+struct Compares {
+    upper: u64,
+    lower: u64,
+    digit: u64,
+    space: u64,
+    tab: u64,
+    newline: u64,
+    apos: u64,
+    slash: u64,
+    high: u64,
+    c3: u64,
+    cont_up: u64,
+    cont_low: u64,
+    leads: u64,
+}
+
+/// [`Classes`] from the compares: Latin-1 letters (0xc3 and a continuation byte, both bytes of
+/// the letter's class; a pair may straddle two SIMD chunks, so this works on whole masks),
+/// punctuation as every other ASCII byte, then the rare classes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn assemble(w: &[u8; 64], m: Compares) -> Classes {
+    let lead_up = m.c3 & (m.cont_up >> 1);
+    let lead_low = m.c3 & (m.cont_low >> 1);
+    let upper = m.upper | lead_up | lead_up << 1;
+    let lower = m.lower | lead_low | lead_low << 1;
+    let ascii_known = upper | lower | m.digit | m.space | m.tab | m.newline | m.apos;
+    let mut c = Classes {
+        upper,
+        lower,
+        digit: m.digit,
+        punct: !(ascii_known | m.high),
+        space: m.space,
+        tab: m.tab,
+        newline: m.newline,
+        slash: m.slash,
+        ..Classes::default()
+    };
+    classify_rare(w, &mut c, m.apos, m.leads);
+    c.complex |= m.high & !(upper | lower | c.punct);
+    c
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{classify_rare, Classes};
+    use super::{assemble, Classes, Compares};
     use std::arch::x86_64::*;
 
     /// Bytes in `lo..=hi` (unsigned), as a mask.
@@ -211,37 +259,33 @@ mod avx512 {
     #[target_feature(enable = "avx512f,avx512bw")]
     pub unsafe fn classify(w: &[u8; 64]) -> Classes {
         let v = _mm512_loadu_si512(w.as_ptr() as *const _);
-        let mut upper = range(v, b'A', b'Z');
-        let mut lower = range(v, b'a', b'z');
-        let digit = range(v, b'0', b'9');
-        let space = eq(v, b' ');
         let newline = eq(v, b'\n') | eq(v, b'\r');
-        let tab = range(v, 0x09, 0x0c) & !newline;
-        let apos = eq(v, b'\'');
-        let slash = eq(v, b'/');
-        let high = _mm512_movepi8_mask(v);
-        let mut leads = 0;
-        if high != 0 {
-            // A Latin-1 letter: 0xc3 and a continuation byte; both bytes take its class.
-            let c3 = eq(v, 0xc3);
-            leads = eq(v, 0xc2) | eq(v, 0xe2);
+        let mut m = Compares {
+            upper: range(v, b'A', b'Z'),
+            lower: range(v, b'a', b'z'),
+            digit: range(v, b'0', b'9'),
+            space: eq(v, b' '),
+            tab: range(v, 0x09, 0x0c) & !newline,
+            newline,
+            apos: eq(v, b'\''),
+            slash: eq(v, b'/'),
+            high: _mm512_movepi8_mask(v),
+            ..Compares::default()
+        };
+        if m.high != 0 {
             let not_sign = !(eq(v, 0x97) | eq(v, 0xb7));
-            let lead_up = c3 & ((range(v, 0x80, 0x9e) & not_sign) >> 1);
-            let lead_low = c3 & ((range(v, 0x9f, 0xbf) & not_sign) >> 1);
-            upper |= lead_up | lead_up << 1;
-            lower |= lead_low | lead_low << 1;
+            m.c3 = eq(v, 0xc3);
+            m.cont_up = range(v, 0x80, 0x9e) & not_sign;
+            m.cont_low = range(v, 0x9f, 0xbf) & not_sign;
+            m.leads = eq(v, 0xc2) | eq(v, 0xe2);
         }
-        let ascii_known = upper | lower | digit | space | tab | newline | apos;
-        let mut c = Classes { upper, lower, digit, punct: !(ascii_known | high), space, tab, newline, slash, ..Classes::default() };
-        classify_rare(w, &mut c, apos, leads);
-        c.complex |= high & !(upper | lower | c.punct);
-        c
+        assemble(w, m)
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
-    use super::{classify_rare, Classes};
+    use super::{assemble, Classes, Compares};
     use std::arch::x86_64::*;
 
     /// The high bit of every byte in `lo..=hi` (unsigned), as 16 mask bits.
@@ -257,45 +301,34 @@ mod sse2 {
         _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32
     }
 
-    /// Sixteen bytes at a time; the Latin-1 pairs are matched on the 64-bit masks afterwards
-    /// (a pair may straddle two chunks), the rare classes by [`classify_rare`].
+    /// Sixteen bytes at a time, into the 64-bit masks.
     #[inline(always)]
     pub unsafe fn classify(w: &[u8; 64]) -> Classes {
-        let (mut upper, mut lower, mut digit, mut space, mut tab, mut newline) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-        let (mut apos, mut slash, mut high, mut c3, mut leads) = (0u64, 0u64, 0u64, 0u64, 0u64);
-        let (mut cont_up, mut cont_low) = (0u64, 0u64);
+        let mut m = Compares::default();
         for q in 0..4 {
             let v = _mm_loadu_si128(w.as_ptr().add(16 * q) as *const __m128i);
             let s = 16 * q as u32;
-            upper |= (range(v, b'A', b'Z') as u64) << s;
-            lower |= (range(v, b'a', b'z') as u64) << s;
-            digit |= (range(v, b'0', b'9') as u64) << s;
-            space |= (eq(v, b' ') as u64) << s;
+            let at = |mask: u32| (mask as u64) << s;
             let nl = eq(v, b'\n') | eq(v, b'\r');
-            newline |= (nl as u64) << s;
-            tab |= ((range(v, 0x09, 0x0c) & !nl) as u64) << s;
-            apos |= (eq(v, b'\'') as u64) << s;
-            slash |= (eq(v, b'/') as u64) << s;
+            m.upper |= at(range(v, b'A', b'Z'));
+            m.lower |= at(range(v, b'a', b'z'));
+            m.digit |= at(range(v, b'0', b'9'));
+            m.space |= at(eq(v, b' '));
+            m.newline |= at(nl);
+            m.tab |= at(range(v, 0x09, 0x0c) & !nl);
+            m.apos |= at(eq(v, b'\''));
+            m.slash |= at(eq(v, b'/'));
             let h = _mm_movemask_epi8(v) as u32;
-            high |= (h as u64) << s;
+            m.high |= at(h);
             if h != 0 {
-                c3 |= (eq(v, 0xc3) as u64) << s;
-                leads |= ((eq(v, 0xc2) | eq(v, 0xe2)) as u64) << s;
                 let not_sign = !(eq(v, 0x97) | eq(v, 0xb7));
-                cont_up |= ((range(v, 0x80, 0x9e) & not_sign) as u64) << s;
-                cont_low |= ((range(v, 0x9f, 0xbf) & not_sign) as u64) << s;
+                m.c3 |= at(eq(v, 0xc3));
+                m.cont_up |= at(range(v, 0x80, 0x9e) & not_sign);
+                m.cont_low |= at(range(v, 0x9f, 0xbf) & not_sign);
+                m.leads |= at(eq(v, 0xc2) | eq(v, 0xe2));
             }
         }
-        // A Latin-1 letter: 0xc3 and a continuation byte; both bytes take the letter's class.
-        let lead_up = c3 & (cont_up >> 1);
-        let lead_low = c3 & (cont_low >> 1);
-        upper |= lead_up | lead_up << 1;
-        lower |= lead_low | lead_low << 1;
-        let ascii_known = upper | lower | digit | space | tab | newline | apos;
-        let mut c = Classes { upper, lower, digit, punct: !(ascii_known | high), space, tab, newline, slash, ..Classes::default() };
-        classify_rare(w, &mut c, apos, leads);
-        c.complex |= high & !(upper | lower | c.punct);
-        c
+        assemble(w, m)
     }
 }
 
@@ -605,32 +638,20 @@ mod tests {
     fn plain_text_takes_the_block_path() {
         let mut rng = Rng(0x0ddb_a11c_afe0_0001);
         let text = random_text(&mut rng, 100_000, usize::MAX);
-        for grammar in [Grammar::O200k, Grammar::Cl100k, Grammar::R50k, Grammar::Nanochat] {
+        let scalars: [(Grammar, Driver); 4] = [
+            (Grammar::O200k, |t, r, f| o200k::for_each_span_o200k_scalar(t, r, f)),
+            (Grammar::Cl100k, |t, r, f| cl100k::for_each_span_cl100k_scalar(t, r, f)),
+            (Grammar::R50k, |t, r, f| r50k::for_each_span_r50k_scalar(t, r, f)),
+            (Grammar::Nanochat, |t, r, f| cl100k::for_each_span_nanochat_scalar(t, r, f)),
+        ];
+        for (grammar, scalar) in scalars {
             let (fallbacks, mut pieces) = (std::cell::Cell::new(0), 0);
+            // The fallback: the scalar scanner's one piece from `i`, counted.
             let end = |b: &[u8], i: usize| {
                 fallbacks.set(fallbacks.get() + 1);
-                match grammar {
-                    Grammar::O200k => {
-                        let mut e = 0;
-                        o200k::for_each_span_o200k_scalar(std::str::from_utf8(b).unwrap(), i..i + 1, |_, j| e = j);
-                        e
-                    }
-                    Grammar::Cl100k => {
-                        let mut e = 0;
-                        cl100k::for_each_span_cl100k_scalar(std::str::from_utf8(b).unwrap(), i..i + 1, |_, j| e = j);
-                        e
-                    }
-                    Grammar::R50k => {
-                        let mut e = 0;
-                        r50k::for_each_span_r50k_scalar(std::str::from_utf8(b).unwrap(), i..i + 1, |_, j| e = j);
-                        e
-                    }
-                    Grammar::Nanochat => {
-                        let mut e = 0;
-                        cl100k::for_each_span_nanochat_scalar(std::str::from_utf8(b).unwrap(), i..i + 1, |_, j| e = j);
-                        e
-                    }
-                }
+                let mut e = 0;
+                scalar(std::str::from_utf8(b).unwrap(), i..i + 1, &mut |_, j| e = j);
+                e
             };
             for_each_span_block(&text, 0..text.len(), grammar, end, |_, _| pieces += 1);
             assert!(pieces > 10_000 && fallbacks.get() * 20 < pieces, "{grammar:?}: {} of {pieces} pieces from the fallback", fallbacks.get());

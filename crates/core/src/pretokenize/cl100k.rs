@@ -127,22 +127,14 @@ fn end<const DIGITS: usize>(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
     whitespace_end(bytes, i, ws)
 }
 
-pub fn for_each_cl100k<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
-    for_each_span_cl100k(text, range, |i, j| f(&text[i..j]))
-}
-
-pub fn for_each_llama3<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
-    for_each_span_llama3(text, range, |i, j| f(&text[i..j]))
-}
-
-/// [`for_each_cl100k`] with pieces as byte offsets (see [`for_each_span`]): a window of plain
-/// text at a time ([`super::block`]), this scanner where the text is not plain.
+/// The pieces of cl100k_base's pattern as byte offsets (see [`for_each_span`]): a window of
+/// plain text at a time ([`super::block`]), this scanner where the text is not plain.
 pub fn for_each_span_cl100k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span_block(text, range, Grammar::Cl100k, |b, i| end::<3>(b, i, Whitespace::EndFirst), f)
 }
 
-/// [`for_each_llama3`] with pieces as byte offsets. The two patterns differ only where a
-/// whitespace run reaches the end of the text, which no window does.
+/// [`for_each_span_cl100k`] for Llama 3's pattern. The two differ only where a whitespace run
+/// reaches the end of the text, which no window does.
 pub fn for_each_span_llama3(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span_block(text, range, Grammar::Cl100k, |b, i| end::<3>(b, i, Whitespace::NewlineFirst), f)
 }
@@ -165,8 +157,4 @@ pub fn for_each_span_nanochat(text: &str, range: std::ops::Range<usize>, f: impl
 /// The scalar scanner alone, for nanochat's pattern.
 pub fn for_each_span_nanochat_scalar(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {
     for_each_span(text, range, |b, i| end::<2>(b, i, Whitespace::NewlineFirst), f)
-}
-
-pub fn for_each_nanochat<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
-    for_each_span_nanochat(text, range, |i, j| f(&text[i..j]))
 }

@@ -91,14 +91,14 @@ impl Pretokenizer {
         &self,
         text: &'t str,
         range: std::ops::Range<usize>,
-        f: F,
+        mut f: F,
     ) -> Result<()> {
         match self {
-            Pretokenizer::Cl100k => cl100k::for_each_cl100k(text, range, f),
-            Pretokenizer::Llama3 | Pretokenizer::Rustbpe => cl100k::for_each_llama3(text, range, f),
-            Pretokenizer::Nanochat => cl100k::for_each_nanochat(text, range, f),
-            Pretokenizer::O200k => o200k::for_each_o200k(text, range, f),
-            Pretokenizer::R50k(_) => r50k::for_each_r50k(text, range, f),
+            Pretokenizer::Cl100k => cl100k::for_each_span_cl100k(text, range, |i, j| f(&text[i..j])),
+            Pretokenizer::Llama3 | Pretokenizer::Rustbpe => cl100k::for_each_span_llama3(text, range, |i, j| f(&text[i..j])),
+            Pretokenizer::Nanochat => cl100k::for_each_span_nanochat(text, range, |i, j| f(&text[i..j])),
+            Pretokenizer::O200k => o200k::for_each_span_o200k(text, range, |i, j| f(&text[i..j])),
+            Pretokenizer::R50k(_) => r50k::for_each_span_r50k(text, range, |i, j| f(&text[i..j])),
             Pretokenizer::Regex(r) => return r.for_each_piece(text, starting_in(text, range, f)),
             Pretokenizer::Automata(a) => a.for_each_piece(text, starting_in(text, range, f)),
         }

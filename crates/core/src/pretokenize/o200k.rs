@@ -178,12 +178,7 @@ fn end(bytes: &[u8], i: usize) -> usize {
     whitespace_end(bytes, i, Whitespace::NewlineFirst)
 }
 
-#[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see below)
-pub fn for_each_o200k<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
-    for_each_span_o200k(text, range, |i, j| f(&text[i..j]))
-}
-
-/// [`for_each_o200k`] with pieces as byte offsets (see [`for_each_span`]): a window of plain
+/// The pieces of o200k's pattern as byte offsets (see [`for_each_span`]): a window of plain
 /// text at a time ([`super::block`]), this scanner where the text is not plain.
 #[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see below)
 pub fn for_each_span_o200k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {

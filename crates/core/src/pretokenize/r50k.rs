@@ -50,11 +50,7 @@ fn end(bytes: &[u8], i: usize) -> usize {
     whitespace_end(bytes, i, Whitespace::NoNewline)
 }
 
-pub fn for_each_r50k<'t>(text: &'t str, range: std::ops::Range<usize>, mut f: impl FnMut(&'t str)) {
-    for_each_span_r50k(text, range, |i, j| f(&text[i..j]))
-}
-
-/// [`for_each_r50k`] with pieces as byte offsets (see [`for_each_span`]): a window of plain
+/// The pieces of GPT-2's pattern as byte offsets (see [`for_each_span`]): a window of plain
 /// text at a time ([`super::block`]), this scanner where the text is not plain.
 #[allow(clippy::redundant_closure)] // inlined as a closure, not as the fn item (see `o200k.rs`)
 pub fn for_each_span_r50k(text: &str, range: std::ops::Range<usize>, f: impl FnMut(usize, usize)) {

@@ -170,24 +170,12 @@ pub fn whitespace_end(bytes: &[u8], i: usize, rule: Whitespace) -> usize {
     }
 }
 
-/// Calls `f` with each piece from byte `start` (a piece start) up to `stop`, where
-/// `end(bytes, i)` is the end of the match starting at `i`. The scanner always sees the whole
-/// text, so a match may look past `stop` (`\s++$`, `(?!\S)`) exactly as in a serial run;
-/// pieces are emitted until one ends at or after `stop`.
-#[inline(always)]
-pub fn for_each<'t>(
-    text: &'t str,
-    range: std::ops::Range<usize>,
-    end: impl Fn(&[u8], usize) -> usize,
-    mut f: impl FnMut(&'t str),
-) {
-    for_each_span(text, range, end, |i, j| f(&text[i..j]))
-}
-
-/// [`for_each`] with each piece as its byte offsets `(start, end)` in `text`: the encoder's
-/// form, which needs the offsets (its lookups read whole words of the text around a piece) and
-/// not a `&str` (slicing one checks both ends for character boundaries, about fifteen
-/// instructions a piece).
+/// Calls `f(start, end)` with each piece's byte offsets in `text`, from `range.start` (a piece
+/// start) until a piece ends at or after `range.end`, where `end(bytes, i)` is the end of the
+/// match starting at `i`. The scanner always sees the whole text, so a match may look past
+/// `range.end` (`\s++$`, `(?!\S)`) exactly as in a serial run. Offsets, not `&str`: the
+/// encoder's lookups read whole words of the text around a piece, and slicing a `&str` checks
+/// both ends for character boundaries (about fifteen instructions a piece).
 #[inline(always)]
 pub fn for_each_span(
     text: &str,
