@@ -872,7 +872,7 @@ thread_local! {
     /// The walk's stack, lent to one call at a time (a nested call, were there one, would
     /// find it empty and allocate its own). Process-level A/B, 10^6 CJK characters: 1.23x
     /// over bf20671 with a fresh stack per call, 1.72x with this one; time(10^6) /
-    /// time(10^5) 14.7 -> 11.3 (docs/engine.md, fifth pass).
+    /// time(10^5) 14.7 -> 11.3 (docs/engine-experiments.md, fifth pass).
     static STACK: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
 }
 

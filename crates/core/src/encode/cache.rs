@@ -9,7 +9,8 @@
 //!   ids. A lookup is two multiplies, one probe (usually one cache line) and two compares; no
 //!   pointer into the text, no `memcmp`, no second array. On German text, where a quarter of
 //!   the pieces are not one token, cachegrind counted 7% fewer instructions for the encoding
-//!   than with the general map alone (wall clock: within this machine's noise; docs/engine.md).
+//!   than with the general map alone (wall clock: within this machine's noise;
+//!   docs/engine-experiments.md).
 //! - **General**: longer pieces, or pieces of more tokens, in a hash map whose keys borrow the
 //!   caller's text and whose values point into one id buffer.
 //!
@@ -39,7 +40,7 @@ use crate::vocab::{pack16, pack16_words, Vocab};
 pub const MAX_ENTRIES: usize = 1 << 16;
 /// Longest piece cached. 128, the longest piece the quadratic merge takes: German man pages
 /// repeat lines of 65-79 bytes (`.\"****…`, ` ----…`) over a thousand times in 4 MB, each a
-/// merge of about 2 µs (docs/engine.md, "Fifth pass").
+/// merge of about 2 µs (docs/engine-experiments.md, "Fifth pass").
 pub const MAX_PIECE: usize = 128;
 /// Longest piece the inline table holds.
 pub const INLINE_PIECE: usize = 15;

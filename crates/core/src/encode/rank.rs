@@ -57,7 +57,7 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// that it keeps the shape LLVM gave it before the three- and four-byte paths: a dispatch with
 /// the long-piece walk inlined. With those paths inlined here it was inlined into the piece
 /// cache, whose code grew from 1.3-1.8 KB to 10-16 KB (plain-build A/B: English 1-2% slower;
-/// docs/engine.md, "Fifth pass").
+/// docs/engine-experiments.md, "Fifth pass").
 #[inline(never)]
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
@@ -72,7 +72,7 @@ pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// no branch on the outcome (`Vocab::rank_word_or_none`): on such text which pairs are tokens
 /// is what the branch predictor cannot guess, and the probe loop's exit was the merge's
 /// largest source of mispredicts. On real text, where it mostly can guess, the window's wait
-/// for all its slots cost more than it saved (docs/engine.md, "Fifth pass").
+/// for all its slots cost more than it saved (docs/engine-experiments.md, "Fifth pass").
 #[inline(never)]
 pub fn merge_miss_unpredictable<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
@@ -102,8 +102,8 @@ fn merge_short_miss<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], 
 /// A three-byte piece that is no token: one merge at most, then two parts are left. The
 /// lower-ranked of the two pairs merges (the left one on a tie: "aaa"), or neither is a token.
 /// A third of the pieces of random letters that miss (o200k), and the linked scan's set-up
-/// (arrays, padding, a round, the output loop) cost twice the two lookups (docs/engine.md,
-/// "Fifth pass").
+/// (arrays, padding, a round, the output loop) cost twice the two lookups
+/// (docs/engine-experiments.md, "Fifth pass").
 #[inline(always)]
 fn merge_three<S: Sink, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let (a, b, c) = (piece[0], piece[1], piece[2]);
@@ -175,7 +175,7 @@ fn merge_small<S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, p
 /// over the piece's own width (rounded up to 8) in four independent chains, and past 32 bytes
 /// over the minimums of blocks of 8 keys. It replaced tiktoken's shifting arrays (three
 /// `memmove` calls and a scan of every pair per round): on the distinct missed pieces of
-/// 17-32 bytes of German text, 1.3x (docs/engine.md, "Fourth pass"). Out of line: these
+/// 17-32 bytes of German text, 1.3x (docs/engine-experiments.md, "Fourth pass"). Out of line: these
 /// pieces are rare, and the encoder's loop stays smaller.
 #[inline(never)]
 fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
@@ -328,7 +328,7 @@ fn pad_small(piece: &[u8]) -> [u8; LINKED + 8] {
 /// branch-free minimums. A merge updates a handful of entries and at most two pair ranks.
 /// (The previous version shifted three arrays of 16 entries with selects every round; with it,
 /// counting 1 MB of random letters on o200k took 305 M instructions, with this one and
-/// [`merge_miss`] 184 M, cachegrind; docs/engine.md, "Third pass".)
+/// [`merge_miss`] 184 M, cachegrind; docs/engine-experiments.md, "Third pass".)
 #[inline(always)]
 fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, piece: &[u8], buf: &[u8; LINKED + 8], out: &mut S) {
     let n = piece.len();

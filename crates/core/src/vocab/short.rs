@@ -273,7 +273,7 @@ impl ShortIndex {
     /// Not for every lookup: where the outcome is predictable (whole pieces of real text, the
     /// pair lookups of German, mostly found at home) `get`'s early exit costs nothing and the
     /// window's wait for all its slots does; used for every merge it cost English and German
-    /// 2-4% (docs/engine.md, "Fifth pass").
+    /// 2-4% (docs/engine-experiments.md, "Fifth pass").
     #[inline(always)]
     pub fn get_or_none(&self, key: u64) -> u32 {
         if self.is_narrow {
