@@ -155,6 +155,22 @@ fn info_len(w: u32) -> usize {
     (w >> INFO_LEN_SHIFT & 0xff) as usize
 }
 
+/// A stack entry: the token's info word `cand` (of `len` bytes) with how much longer than it
+/// the longest token starting where it does (`here` bytes) is, in the top two bits.
+#[inline(always)]
+fn stacked(cand: u32, len: usize, here: usize) -> u32 {
+    cand | ((here - len).min(3) as u32) << REACH_SHIFT
+}
+
+/// The `here` of a stack entry ([`stacked`]), [`FAR`] for "3 or more" longer.
+#[inline(always)]
+fn reach_of(w: u32) -> usize {
+    match (w >> REACH_SHIFT) as usize {
+        3 => FAR,
+        d => info_len(w) + d,
+    }
+}
+
 /// What the walk needs to know of a token, in one place.
 #[derive(Clone, Copy, Default)]
 struct Info {
@@ -571,8 +587,7 @@ impl Backtrack {
     fn rank_of(&self, vocab: &Vocab, text: &[u8], a: usize, b: usize) -> u32 {
         match b - a {
             2 => self.rank2[(text[a] as usize) << 8 | text[a + 1] as usize],
-            l if l > self.max_len => NONE,
-            _ => vocab.rank_in(text, a, b).unwrap_or(NONE),
+            _ => self.rank_in(vocab, text, a, b),
         }
     }
 
@@ -606,8 +621,7 @@ impl Backtrack {
     /// every token but answer from the memo before getting here, measured it).
     #[inline(never)]
     fn general(&self, vocab: &Vocab, text: &[u8], s: usize, u: u32, t: u32, scratch: &mut Vec<u32>) -> bool {
-        let d = (u >> REACH_SHIFT) as usize;
-        let reach = if d == 3 { FAR } else { info_len(u) + d };
+        let reach = reach_of(u);
         let (ru, rt) = (self.rec_of[(u & INFO_ID) as usize], self.rec_of[(t & INFO_ID) as usize]);
         self.compatible(vocab, text, s, ru, rt, reach, scratch)
     }
@@ -796,7 +810,7 @@ impl Backtrack {
                 };
             if ok {
                 // How much longer than this token the longest token here is (3: 3 or more).
-                stack.push(cand | ((here - len).min(3) as u32) << REACH_SHIFT);
+                stack.push(stacked(cand, len, here));
                 pos = end;
                 if pos == n {
                     break;
@@ -817,7 +831,7 @@ impl Backtrack {
                     // the run. So each such position keeps the same token, as long as no dead
                     // mark is in the way (none above `max_dead`): push them all at once, leaving
                     // the last to the loop. A run costs a scan for its end and a store per token.
-                    let w = cand | ((here - len).min(3) as u32) << REACH_SHIFT;
+                    let w = stacked(cand, len, here);
                     let sl = stack.len();
                     if pos > max_dead && sl >= 2 && stack[sl - 1] == w && stack[sl - 2] == w {
                         let run = run_end(text, pos);
@@ -845,8 +859,7 @@ impl Backtrack {
                     return false;
                 };
                 pos -= info_len(w);
-                let d = (w >> REACH_SHIFT) as usize;
-                here = if d == 3 { FAR } else { info_len(w) + d };
+                here = reach_of(w);
                 next = self.shorter(text, pos, w);
             }
             cand = next;

@@ -93,6 +93,8 @@ impl Pretokenizer {
         range: std::ops::Range<usize>,
         mut f: F,
     ) -> Result<()> {
+        // A closure per arm, each with one call site: one closure shared by the five arms
+        // (`&mut piece`) measured 1-1.5% slower here (`stage split`, o200k German and code).
         match self {
             Pretokenizer::Cl100k => cl100k::for_each_span_cl100k(text, range, |i, j| f(&text[i..j])),
             Pretokenizer::Llama3 | Pretokenizer::Rustbpe => cl100k::for_each_span_llama3(text, range, |i, j| f(&text[i..j])),
