@@ -22,7 +22,7 @@ def main(src: str) -> None:
         digest = hashlib.sha256(data).digest()
         if digest.hex() != sha:
             sys.exit(f"{name}: SHA-256 {digest.hex()} is not the pinned {sha}")
-        core = _core.CoreBPE.from_tiktoken(data, [], "x")
+        core = _core.Tokenizer.from_tiktoken(data, [], "x")
         (OUT / f"{name}.bpe2").write_bytes(core.to_bpe2(digest, trailer=False))
         print(f"{name}.bpe2 written")
 

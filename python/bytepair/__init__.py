@@ -1,8 +1,8 @@
 """bytepair: exact, fast byte-pair encoding for language models. tiktoken's API, a Rust core.
 
 Importing the package loads only what ``get_encoding`` needs (the errors, ``Encoding``, the
-registry and the light ``train`` entry points); the file formats, the score and merge-list
-tokenizers and the submodules load on first use through the module ``__getattr__`` below, so
+registry and the light ``train`` entry points); the file formats and the other submodules load
+on first use through the module ``__getattr__`` below, so
 ``import bytepair; bytepair.get_encoding("o200k_base")`` pays for none of them.
 """
 
@@ -36,9 +36,7 @@ __all__ = [
     "Encoding",
     "FormatError",
     "HashMismatchError",
-    "MergeEncoding",
     "PatternError",
-    "ScoreEncoding",
     "StreamDecoder",
     "TrainingError",
     "UnknownTokenError",
@@ -59,8 +57,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from bytepair.formats import load
     from bytepair.formats.tiktoken import load_tiktoken_bpe
-    from bytepair.merged import MergeEncoding
-    from bytepair.scored import ScoreEncoding
     from bytepair.stream import StreamDecoder
 del TYPE_CHECKING
 
@@ -68,14 +64,12 @@ del TYPE_CHECKING
 _LAZY = {
     "load": ("bytepair.formats", "load"),
     "load_tiktoken_bpe": ("bytepair.formats.tiktoken", "load_tiktoken_bpe"),
-    "MergeEncoding": ("bytepair.merged", "MergeEncoding"),
-    "ScoreEncoding": ("bytepair.scored", "ScoreEncoding"),
     "StreamDecoder": ("bytepair.stream", "StreamDecoder"),
 }
 
 # Submodules reachable as attributes (`bytepair.formats.detect(...)`) after `import bytepair`.
-_SUBMODULES = frozenset({"chat", "cli", "encoding", "errors", "fetch", "formats", "merged",
-                         "registry", "scored", "stream", "train_reference"})
+_SUBMODULES = frozenset({"chat", "cli", "encoding", "errors", "fetch", "formats", "models",
+                         "registry", "stream", "train_reference"})
 
 
 def __getattr__(name: str):

@@ -1,10 +1,22 @@
-"""`Encoding`: tiktoken's public surface over the Rust core.
+"""`Encoding`: tiktoken's public surface over any bytepair tokenizer.
+
+One class for every model and every file format: rank BPE (tiktoken's encodings, Llama 3,
+``.tiktoken``/BPE2/GPT-2 files), score BPE (SentencePiece, LEAP) and merge-list BPE (QTKR,
+tokenizer.json). Every method has the same parameters and meaning whatever the model; what
+only one model has (ranks, scores, piece types, merge lists) is on :attr:`Encoding.model`.
 
 This module owns what tiktoken keeps in Python around its core: decode error handling, numpy
 output, pickling and the constructor's checks. The special-token policy (`allowed_special` /
 `disallowed_special`), the `str` checks and the repair of lone surrogates run in the Rust
-`CoreBPE` (crates/python/src/policy.rs, text.rs), in the same call as the encoding, so a short
-text pays for one call and a batch checks its texts on the worker threads.
+`Tokenizer` (crates/python/src/policy.rs, text.rs), in the same call as the encoding, so a
+short text pays for one call and a batch checks its texts on the worker threads.
+
+**Defaults are each home system's.** tiktoken refuses special-token spellings in text unless
+allowed (``allowed_special=set()``, ``disallowed_special="all"``), and so do rank vocabularies
+and QTKR files; tokenizer.json splits every added token out, as HF ``tokenizers`` does
+(``allowed_special="all"``); SentencePiece and LEAP treat the spellings of control pieces as
+text, as ``sentencepiece`` does (nothing allowed, nothing refused). Passing either argument
+explicitly overrides the default, with tiktoken's meaning.
 """
 
 from __future__ import annotations
@@ -16,13 +28,27 @@ from bytepair.errors import UnknownTokenError, VocabError
 # for nothing it does not use. TYPE_CHECKING is a constant that type checkers read as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import AbstractSet, Collection, Literal, Sequence, TypeAlias
+    from typing import AbstractSet, Any, Collection, Literal, Sequence, TypeAlias
 
     import numpy as np
     import numpy.typing as npt
 
+    from bytepair.models import MergeModel, RankModel, ScoreModel
+
     AllowedSpecial: TypeAlias = Literal["all"] | AbstractSet[str]
     DisallowedSpecial: TypeAlias = Literal["all"] | Collection[str]
+
+
+class _Home:
+    """The default of ``allowed_special`` / ``disallowed_special``: this tokenizer's home
+    system's rule (see the module docstring). A sentinel, since ``None`` already means
+    "nothing" to tiktoken's ``disallowed_special``."""
+
+    def __repr__(self) -> str:
+        return "<home default>"
+
+
+HOME = _Home()
 
 
 class _cached:
@@ -42,10 +68,11 @@ class _cached:
 
 
 class Encoding:
-    """A rank-BPE encoding: split pattern, mergeable ranks and special tokens.
+    """A tokenizer: its model (rank, score or merge-list BPE), split pattern, special tokens.
 
     The constructor takes tiktoken's arguments, so ``tiktoken.Encoding(...)`` calls work
-    unchanged. Named encodings come from :func:`bytepair.get_encoding`.
+    unchanged. Named encodings come from :func:`bytepair.get_encoding`, files of any format
+    from :func:`bytepair.load`.
     """
 
     def __init__(
@@ -59,7 +86,7 @@ class Encoding:
     ):
         if not isinstance(mergeable_ranks, dict):
             raise TypeError(f"mergeable_ranks must be a dict[bytes, int], got {type(mergeable_ranks).__name__}")
-        core = _core.CoreBPE(mergeable_ranks, list(special_tokens.items()), pat_str)
+        core = _core.Tokenizer.from_ranks(mergeable_ranks, list(special_tokens.items()), pat_str)
         self._init(name, core, pat_str, dict(special_tokens), explicit_n_vocab)
         # Keep the caller's dict: tiktoken users read enc._mergeable_ranks.
         self.__dict__["_mergeable_ranks"] = mergeable_ranks
@@ -68,14 +95,34 @@ class Encoding:
     def _from_core(
         cls,
         name: str,
-        core: _core.CoreBPE,
-        pat_str: str,
-        special_tokens: dict[str, int],
+        core: _core.Tokenizer,
+        pat_str: str | None,
+        special_tokens: dict[str, int] | None = None,
         explicit_n_vocab: int | None = None,
+        *,
+        source_format: str | None = None,
+        source: bytes | None = None,
+        load_options: dict[str, Any] | None = None,
+        default_allowed: Any = frozenset(),
+        default_disallowed: Any = "all",
+        pad_id: int | None = None,
     ) -> Encoding:
-        """An Encoding over a core built directly from a file (no dict of ranks in between)."""
+        """An Encoding over a core built directly from a file (no dict of ranks in between).
+
+        ``special_tokens`` None takes the core's. ``source``/``load_options``: the file's
+        bytes and how it was loaded, kept so that the Encoding pickles (as those bytes) and
+        can write its own format back unchanged. ``default_*``: the home system's
+        special-token policy."""
         self = cls.__new__(cls)
+        if special_tokens is None:
+            special_tokens = dict(core.special_tokens())
         self._init(name, core, pat_str, dict(special_tokens), explicit_n_vocab)
+        self.source_format = source_format
+        self._source = source
+        self._load_options = dict(load_options or {})
+        self._default_allowed = default_allowed
+        self._default_disallowed = default_disallowed
+        self.pad_id = pad_id
         return self
 
     def _init(self, name, core, pat_str, special_tokens, explicit_n_vocab) -> None:
@@ -83,7 +130,7 @@ class Encoding:
         self._pat_str = pat_str
         self._special_tokens = special_tokens
         self._core_bpe = core
-        self.max_token_value = max(core.max_rank, max(special_tokens.values(), default=0))
+        self.max_token_value = max(core.n_vocab - 1, max(special_tokens.values(), default=0))
         if explicit_n_vocab:
             total = core.n_mergeable + len(special_tokens)
             if total != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1:
@@ -93,8 +140,36 @@ class Encoding:
                 )
         self._special_token_values = frozenset(special_tokens.values())
 
+    # Class-level defaults, overridden by _from_core for tokenizers read from files.
+    source_format: str | None = None
+    _source: bytes | None = None
+    _load_options: dict[str, Any] = {}
+    _default_allowed: Any = frozenset()
+    _default_disallowed: Any = "all"
+    pad_id: int | None = None
+
     def __repr__(self) -> str:
-        return f"<Encoding {self.name!r}>"
+        if self.source_format is None or self._core_bpe.kind == "rank":
+            return f"<Encoding {self.name!r}>"
+        return f"<Encoding {self.name!r} ({self.source_format}, {self._core_bpe.kind} BPE, {self.n_vocab} tokens)>"
+
+    @property
+    def model(self) -> RankModel | ScoreModel | MergeModel:
+        """What only this tokenizer's model has: ranks (rank BPE), scores and piece types
+        (score BPE), the merge list (merge-list BPE). See :mod:`bytepair.models`."""
+        from bytepair import models
+
+        return models.model_of(self)
+
+    @property
+    def bos_id(self) -> int | None:
+        """The id ``add_bos=True`` puts first (None: this tokenizer has none)."""
+        return self._core_bpe.bos_id
+
+    @property
+    def eos_id(self) -> int | None:
+        """The id ``add_eos=True`` puts last (None: this tokenizer has none)."""
+        return self._core_bpe.eos_id
 
     # ---------------------------------------------------------------- encoding
 
@@ -110,45 +185,68 @@ class Encoding:
         self,
         text: str,
         *,
-        allowed_special: AllowedSpecial = set(),  # noqa: B006 (tiktoken's signature)
-        disallowed_special: DisallowedSpecial = "all",
+        allowed_special: AllowedSpecial = HOME,  # type: ignore[assignment]
+        disallowed_special: DisallowedSpecial = HOME,  # type: ignore[assignment]
+        add_bos: bool = False,
+        add_eos: bool = False,
     ) -> list[int]:
         """Encodes text into token ids.
 
-        Special-token spellings in ``allowed_special`` become their ids. By default any other
-        special-token spelling in the text raises ValueError (text from users should not be able
-        to smuggle in control tokens); pass ``disallowed_special=()`` to encode them as text.
+        Special-token spellings in ``allowed_special`` become their ids. For tiktoken's
+        encodings, any other special-token spelling in the text raises ValueError by default
+        (text from users should not be able to smuggle in control tokens); pass
+        ``disallowed_special=()`` to encode them as text. Other formats default to their home
+        system's rule (module docstring). ``add_bos`` / ``add_eos`` put the tokenizer's BOS /
+        EOS id first / last (VocabError if it has none).
 
         >>> enc.encode("hello <|endoftext|>", allowed_special="all")
         [15339, 220, 100257]
         """
+        if allowed_special is HOME:
+            allowed_special = self._default_allowed
+        if disallowed_special is HOME:
+            disallowed_special = self._default_disallowed
+        if add_bos or add_eos:
+            return self._core_bpe.encode(text, allowed_special, disallowed_special, add_bos, add_eos)
         return self._core_bpe.encode(text, allowed_special, disallowed_special)
 
     def count(
         self,
         text: str,
         *,
-        allowed_special: AllowedSpecial = set(),  # noqa: B006
-        disallowed_special: DisallowedSpecial = "all",
+        allowed_special: AllowedSpecial = HOME,  # type: ignore[assignment]
+        disallowed_special: DisallowedSpecial = HOME,  # type: ignore[assignment]
+        add_bos: bool = False,
+        add_eos: bool = False,
     ) -> int:
         """The number of tokens ``encode`` would return, without building the list.
 
         >>> enc.count("hello world")
         2
         """
-        return self._core_bpe.count(text, allowed_special, disallowed_special)
+        if allowed_special is HOME:
+            allowed_special = self._default_allowed
+        if disallowed_special is HOME:
+            disallowed_special = self._default_disallowed
+        return self._core_bpe.count(text, allowed_special, disallowed_special, add_bos, add_eos)
 
     def encode_to_numpy(
         self,
         text: str,
         *,
-        allowed_special: AllowedSpecial = set(),  # noqa: B006
-        disallowed_special: DisallowedSpecial = "all",
+        allowed_special: AllowedSpecial = HOME,  # type: ignore[assignment]
+        disallowed_special: DisallowedSpecial = HOME,  # type: ignore[assignment]
+        add_bos: bool = False,
+        add_eos: bool = False,
     ) -> npt.NDArray[np.uint32]:
         """Encodes text into a numpy ``uint32`` array (ids copied once, straight from Rust)."""
         import numpy as np
 
-        buf = self._core_bpe.encode_to_buffer(text, allowed_special, disallowed_special)
+        if allowed_special is HOME:
+            allowed_special = self._default_allowed
+        if disallowed_special is HOME:
+            disallowed_special = self._default_disallowed
+        buf = self._core_bpe.encode_to_buffer(text, allowed_special, disallowed_special, add_bos, add_eos)
         return np.frombuffer(buf, dtype=np.uint32)
 
     def encode_ordinary_parallel(self, text: str, *, num_threads: int = 8) -> list[int]:
@@ -176,11 +274,17 @@ class Encoding:
         text: Sequence[str],
         *,
         num_threads: int = 8,
-        allowed_special: AllowedSpecial = set(),  # noqa: B006
-        disallowed_special: DisallowedSpecial = "all",
+        allowed_special: AllowedSpecial = HOME,  # type: ignore[assignment]
+        disallowed_special: DisallowedSpecial = HOME,  # type: ignore[assignment]
+        add_bos: bool = False,
+        add_eos: bool = False,
     ) -> list[list[int]]:
-        """Encodes many texts in parallel; special tokens as in :meth:`encode`."""
-        return self._core_bpe.encode_batch(text, allowed_special, disallowed_special, num_threads)
+        """Encodes many texts in parallel; special tokens, BOS and EOS as in :meth:`encode`."""
+        if allowed_special is HOME:
+            allowed_special = self._default_allowed
+        if disallowed_special is HOME:
+            disallowed_special = self._default_disallowed
+        return self._core_bpe.encode_batch(text, allowed_special, disallowed_special, num_threads, add_bos, add_eos)
 
     def clear_cache(self) -> None:
         """Forgets the pieces this encoding has merged so far.
@@ -214,7 +318,8 @@ class Encoding:
     # ---------------------------------------------------------------- decoding
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """Decodes ids into bytes.
+        """Decodes ids into bytes, as the model's home system decodes (SentencePiece drops
+        control pieces and its dummy prefix; bytes that are not UTF-8 are kept as they are).
 
         >>> enc.decode_bytes([15339, 1917])
         b'hello world'
@@ -228,11 +333,19 @@ class Encoding:
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
         """Decodes ids into text. Bytes that are not valid UTF-8 become U+FFFD unless
-        ``errors`` says otherwise (``"strict"`` raises).
+        ``errors`` says otherwise (``"strict"`` raises). SentencePiece models replace as
+        ``sentencepiece`` does (one U+FFFD per bad byte).
 
         >>> enc.decode([15339, 1917])
         'hello world'
         """
+        if errors == "replace" and self.source_format == "sentencepiece":
+            try:
+                return self._core_bpe.decode_bytes(tokens, True).decode("utf-8")
+            except UnknownTokenError as e:
+                raise UnknownTokenError(e.token, self.n_vocab) from None
+            except (OverflowError, TypeError):
+                raise self._bad_token(tokens) from None
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
@@ -282,12 +395,32 @@ class Encoding:
     def decode_batch(
         self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
     ) -> list[str]:
-        """Decodes many id lists."""
-        return [self.decode(tokens, errors=errors) for tokens in batch]
+        """Decodes many id lists (on up to ``num_threads`` threads, in Rust)."""
+        return [b.decode("utf-8", errors=errors) for b in self.decode_bytes_batch(batch, num_threads=num_threads)]
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
-        """Decodes many id lists into bytes."""
-        return [self.decode_bytes(tokens) for tokens in batch]
+        """Decodes many id lists into bytes (on up to ``num_threads`` threads, in Rust)."""
+        try:
+            return self._core_bpe.decode_bytes_batch(batch, num_threads)
+        except UnknownTokenError as e:
+            raise UnknownTokenError(e.token, self.n_vocab) from None
+        except (OverflowError, TypeError):
+            for tokens in batch:
+                try:
+                    self._core_bpe.decode_bytes(tokens)
+                except (OverflowError, TypeError):
+                    raise self._bad_token(tokens) from None
+            raise
+
+    def _call_core(self, f, tokens):
+        """Runs a core call about ``tokens``; a bad id becomes UnknownTokenError naming it and
+        the range, a non-int a TypeError."""
+        try:
+            return f()
+        except UnknownTokenError as e:
+            raise UnknownTokenError(e.token, self.n_vocab) from None
+        except (OverflowError, TypeError):
+            raise self._bad_token(tokens) from None
 
     def _bad_token(self, tokens) -> Exception:
         for t in tokens:
@@ -334,10 +467,18 @@ class Encoding:
     # ---------------------------------------------------------------- pickling
 
     def __getstate__(self) -> object:
+        """Registered encodings pickle as their name; tokenizers read from a file as the
+        file's bytes and load options (unpickling parses them again: no file, no network);
+        rank tokenizers built in memory as tiktoken's constructor arguments."""
         from bytepair import registry
 
         if registry.is_registered_instance(self):
             return self.name
+        if self._source is not None and self.source_format is not None:
+            return {"source_format": self.source_format, "source": self._source, "name": self.name,
+                    "load_options": dict(self._load_options)}
+        if self._core_bpe.kind != "rank":
+            raise TypeError(f"this {self._core_bpe.kind}-BPE Encoding was not loaded from a file and cannot be pickled")
         return {
             "name": self.name,
             "pat_str": self._pat_str,
@@ -350,5 +491,12 @@ class Encoding:
 
         if isinstance(value, str):
             self.__dict__ = registry.get_encoding(value).__dict__
+            return
+        assert isinstance(value, dict)
+        if "source" in value:
+            from bytepair.formats import loads
+
+            loaded = loads(value["source"], format=value["source_format"], name=value["name"], **value["load_options"])
+            self.__dict__ = loaded.__dict__
             return
         self.__init__(**value)  # type: ignore[misc]

@@ -46,14 +46,15 @@ class StreamDecoder:
 
     def __init__(self, encoding, errors: str = "replace"):
         self.encoding = encoding
-        source_format = getattr(encoding, "source_format", None)
-        if errors == "replace" and source_format == "sentencepiece":
+        model = encoding.model
+        if errors == "replace" and model.kind == "score" and model.flavor == "sentencepiece":
             errors = "bytepair.replace_each_byte"
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
-        # Rank-based encodings (no source_format) decode id by id; loaded tokenizers (score
-        # BPE) decode each id after the one before it.
-        self._by_token = source_format is None
-        self._piece_type = getattr(encoding, "piece_type", None)
+        # Rank models decode id by id; the others' decoders look at the token before (a
+        # dummy prefix or a leading space to drop), so each id is decoded after the one
+        # before it.
+        self._by_token = model.kind == "rank"
+        self._piece_type = model.piece_type if model.kind == "score" else None
         self._previous: list[int] = []
 
     def step(self, token: int) -> str:

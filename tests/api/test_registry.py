@@ -154,8 +154,8 @@ def test_lazy_names_resolve_and_are_listed():
         assert getattr(bytepair, name) is not None
     assert callable(bytepair.train) and callable(bytepair.load)
     from bytepair.formats import load
-    from bytepair.merged import MergeEncoding
+    from bytepair.stream import StreamDecoder
 
-    assert bytepair.load is load and bytepair.MergeEncoding is MergeEncoding
+    assert bytepair.load is load and bytepair.StreamDecoder is StreamDecoder
     with pytest.raises(AttributeError):
         bytepair.no_such_name  # noqa: B018

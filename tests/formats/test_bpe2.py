@@ -56,7 +56,7 @@ def test_base_layout_reader_ignores_trailer(tmp_path):
     assert head["has_trailer"] and head["pattern"] == enc._pat_str
     assert dict(head["special_tokens"]) == enc._special_tokens
     # The base-layout reader (given specials and a pattern from elsewhere) still works.
-    core = _core.CoreBPE.from_bpe2(base, list(enc._special_tokens.items()), enc._pat_str)
+    core = _core.Tokenizer.from_bpe2(base, list(enc._special_tokens.items()), enc._pat_str)
     assert core.encode("hello world<|endoftext|>", "all", ()) == [15339, 1917, 100257]
 
 
@@ -110,8 +110,8 @@ def test_from_bpe2_file_reads_like_from_bpe2(tmp_path, fmt, vocab):
     bytepair.load(vocab("cl100k_base.tiktoken")).save(tmp_path / f"v.{fmt}")
     data = (tmp_path / f"v.{fmt}").read_bytes()
     specials = [("<|endoftext|>", 100257)]
-    a = _core.CoreBPE.from_bpe2(data, specials, CL100K_PATTERN)
-    b = _core.CoreBPE.from_bpe2_file(tmp_path / f"v.{fmt}", specials, CL100K_PATTERN)
+    a = _core.Tokenizer.from_bpe2(data, specials, CL100K_PATTERN)
+    b = _core.Tokenizer.from_bpe2_file(tmp_path / f"v.{fmt}", specials, CL100K_PATTERN)
     assert _same_core(a, b)
     text = "hello <|endoftext|> world"
     assert a.encode(text, "all", ()) == b.encode(text, "all", ())
@@ -120,9 +120,9 @@ def test_from_bpe2_file_reads_like_from_bpe2(tmp_path, fmt, vocab):
     for what, bad in damaged.items():
         (tmp_path / "bad").write_bytes(bad)
         with pytest.raises(bytepair.FormatError) as want:
-            _core.CoreBPE.from_bpe2(bad, specials, CL100K_PATTERN)
+            _core.Tokenizer.from_bpe2(bad, specials, CL100K_PATTERN)
         with pytest.raises(bytepair.FormatError) as got:
-            _core.CoreBPE.from_bpe2_file(tmp_path / "bad", specials, CL100K_PATTERN)
+            _core.Tokenizer.from_bpe2_file(tmp_path / "bad", specials, CL100K_PATTERN)
         assert str(got.value) == str(want.value), what
     with pytest.raises(FileNotFoundError):
-        _core.CoreBPE.from_bpe2_file(tmp_path / "missing.bpe2", specials, CL100K_PATTERN)
+        _core.Tokenizer.from_bpe2_file(tmp_path / "missing.bpe2", specials, CL100K_PATTERN)

@@ -1,4 +1,4 @@
-"""The surface ScoreEncoding and MergeEncoding share with Encoding: tiktoken's special-token
+"""The surface every loaded tokenizer shares with tiktoken's encodings (one Encoding class): tiktoken's special-token
 policy, batches that agree with single calls, and pickling (by the bytes the tokenizer was
 loaded from: a pickle loads in a fresh process with no file and no network)."""
 

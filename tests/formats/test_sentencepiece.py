@@ -42,12 +42,12 @@ def test_whole_corpus_file_as_one_text(pair, corpus_text):
 def test_vocabulary_surface(pair):
     ref, ours = pair
     assert ours.n_vocab == ref.get_piece_size()
-    assert (ours.bos_id, ours.eos_id, ours.unk_id) == (ref.bos_id(), ref.eos_id(), ref.unk_id())
+    assert (ours.bos_id, ours.eos_id, ours.model.unk_id) == (ref.bos_id(), ref.eos_id(), ref.unk_id())
     for i in range(0, ours.n_vocab, 97):
-        assert ours.id_to_piece(i) == ref.id_to_piece(i)
-        assert ours.score(i) == ref.get_score(i)
-        assert ours.piece_to_id(ref.id_to_piece(i)) == i
-    assert ours.piece_to_id("no such piece \x00") == ref.piece_to_id("no such piece \x00")
+        assert ours.model.id_to_piece(i) == ref.id_to_piece(i)
+        assert ours.model.score(i) == ref.get_score(i)
+        assert ours.model.piece_to_id(ref.id_to_piece(i)) == i
+    assert ours.model.piece_to_id("no such piece \x00") == ref.piece_to_id("no such piece \x00")
 
 
 @settings(max_examples=300, deadline=None)
@@ -73,7 +73,7 @@ def test_user_defined_and_control_pieces(mistral):
     path = mistral("mistral_instruct_tokenizer_240323.model.v3")
     ref, ours = spm.SentencePieceProcessor(model_file=str(path)), bytepair.load(path)
     user = [ref.id_to_piece(i) for i in range(ref.get_piece_size()) if ref.is_unknown(i) is False
-            and ours.piece_type(i) == "user_defined"]
+            and ours.model.piece_type(i) == "user_defined"]
     control = [ref.id_to_piece(i) for i in range(ref.get_piece_size()) if ref.is_control(i)]
     assert user and control
     text = " ".join(user[:10] + control[:10]) + "x".join(user[10:])

@@ -12,6 +12,7 @@
 //! - [`added`]: HF added tokens and their flags (`lstrip`, `rstrip`, `single_word`, `normalized`).
 //! - [`formats`]: readers and writers of vocabulary files (tiktoken text, BPE2/BPZ2, SentencePiece
 //!   `.model`, LEAP, QTKR, HF tokenizer.json, GPT-2's encoder.json + vocab.bpe).
+//! - [`tokenizer`]: [`Tokenizer`], one type over the three models: the surface bindings call.
 //! - [`train`]: the BPE trainer (chunk counting, the merge loop).
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
@@ -25,9 +26,11 @@ pub mod merged;
 pub mod pretokenize;
 pub mod scored;
 pub mod special;
+pub mod tokenizer;
 pub mod train;
 pub mod vocab;
 
 pub use encoder::{Encoder, SpecialFilter};
 pub use error::{Error, Result};
+pub use tokenizer::{EncodeOptions, Model, Tokenizer};
 pub use vocab::Vocab;

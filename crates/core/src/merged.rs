@@ -19,6 +19,7 @@ use crate::added::{AddedToken, AddedVocab, Allowed, Part};
 use crate::special::SpecialTokens;
 
 use crate::encode::merges::{merge, Merges, Scratch};
+use crate::encoder::SpecialFilter;
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
 
@@ -118,6 +119,11 @@ pub struct MergeTokenizer {
     specials: SpecialTokens,
     normalizer: Normalizer,
     prefix: Prefix,
+    /// The merge list as given, `(left, right, merged)` in priority order: what writers save.
+    merge_list: Vec<(u32, u32, u32)>,
+    /// Decoding turns U+2581 back into spaces and drops the one the normalizer or pre-tokenizer
+    /// put in front (HF's `Replace` + `Strip` decoders, or `Metaspace`'s).
+    metaspace_decoder: bool,
 }
 
 impl MergeTokenizer {
@@ -214,7 +220,25 @@ impl MergeTokenizer {
             added: AddedVocab::new(specials.into_iter().map(|(s, id)| AddedToken::special(s, id)).collect(), |s| s.to_string())?,
             normalizer: Normalizer::None,
             prefix: Prefix::None,
+            merge_list: merges.to_vec(),
+            metaspace_decoder: false,
         })
+    }
+
+    /// The merge list, `(left, right, merged)` in priority order.
+    pub fn merge_list(&self) -> &[(u32, u32, u32)] {
+        &self.merge_list
+    }
+
+    /// Every id's bytes (empty for a hole in the table).
+    pub fn tokens(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        self.spans.iter().map(|&(o, l)| &self.blob[o as usize..(o + l) as usize])
+    }
+
+    /// Decode with HF's Metaspace-style decoder (see the field).
+    pub fn with_metaspace_decoder(mut self, on: bool) -> Self {
+        self.metaspace_decoder = on;
+        self
     }
 
     /// HF's pipeline around the model: the normalizer, the pre-tokenizer's prefix rule and the
@@ -302,14 +326,29 @@ impl MergeTokenizer {
     /// `allowed` says (elsewhere their spelling is ordinary text).
     pub fn encode(&self, text: &str, allowed: Allowed) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
+        self.encode_allowed_into(text, allowed, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::encode`] into `out`, with the allowed specials as the rank model's filter.
+    pub fn encode_into(&self, text: &str, allowed: &SpecialFilter, out: &mut Vec<u32>) -> Result<()> {
+        let allowed = match allowed {
+            SpecialFilter::None => Allowed::None,
+            SpecialFilter::All => Allowed::All,
+            SpecialFilter::Ids(ids) => Allowed::Only(ids),
+        };
+        self.encode_allowed_into(text, allowed, out)
+    }
+
+    fn encode_allowed_into(&self, text: &str, allowed: Allowed, out: &mut Vec<u32>) -> Result<()> {
         let mut bufs = (Vec::new(), Scratch::default());
         let mut err = Ok(());
         self.added.split(text, false, allowed, |part| match part {
             Part::Token(id) => out.push(id),
-            Part::Text(at, s) if err.is_ok() => err = self.encode_raw_part(s, at == 0, allowed, &mut bufs, &mut out),
+            Part::Text(at, s) if err.is_ok() => err = self.encode_raw_part(s, at == 0, allowed, &mut bufs, out),
             Part::Text(..) => {}
         });
-        err.map(|_| out)
+        err
     }
 
     /// A part of the raw text between added tokens: normalized, then searched for the added
@@ -363,6 +402,23 @@ impl MergeTokenizer {
                 (Initial::Chars { byte_fallback: Some(_), .. }, Some(b)) => out.push(b),
                 _ => out.extend_from_slice(t),
             }
+        }
+        if self.metaspace_decoder {
+            let mut text = Vec::with_capacity(out.len());
+            let mut i = 0;
+            while i < out.len() {
+                if out[i..].starts_with(SPACE.as_bytes()) {
+                    text.push(b' ');
+                    i += SPACE.len();
+                } else {
+                    text.push(out[i]);
+                    i += 1;
+                }
+            }
+            if text.first() == Some(&b' ') {
+                text.remove(0);
+            }
+            return Ok(text);
         }
         Ok(out)
     }

@@ -2,15 +2,13 @@
 //! releases the GIL around every loop over text; the rules (special-token policy, surrogates,
 //! registry, file handling) live in the Python package. One module per part of the core.
 
-mod encoder;
 mod errors;
 mod formats;
 mod ids;
-mod merged;
 mod policy;
-mod scored;
 mod text;
 mod threads;
+mod tokenizer;
 mod train;
 
 use bytepair_core::formats::{bpe2, tiktoken};
@@ -35,12 +33,10 @@ fn bpe2_source_hash<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, Py
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<encoder::CoreBPE>()?;
+    m.add_class::<tokenizer::Tokenizer>()?;
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(bpe2_source_hash, m)?)?;
-    m.add_class::<scored::ScoreBPE>()?;
-    m.add_class::<merged::MergeBPE>()?;
     formats::register(m)?;
     Ok(())
 }

@@ -5,8 +5,7 @@
 //!
 //! `None` means "nothing": the Python layer passes each tokenizer's home default explicitly.
 
-use bytepair_core::special::SpecialTokens;
-use bytepair_core::SpecialFilter;
+use bytepair_core::{SpecialFilter, Tokenizer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -24,7 +23,7 @@ fn is_all(obj: &Bound<'_, PyAny>) -> bool {
 }
 
 /// Spellings -> ids of the special tokens among them, and the spellings that are not.
-fn ids(specials: &SpecialTokens, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, Vec<String>)> {
+fn ids(tok: &Tokenizer, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, Vec<String>)> {
     let (mut found, mut other) = (Vec::new(), Vec::new());
     if obj.downcast::<PyString>().is_ok() {
         // A lone string is a collection of one (tiktoken would iterate its characters).
@@ -32,8 +31,8 @@ fn ids(specials: &SpecialTokens, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, 
     }
     for item in obj.try_iter()? {
         let s: String = item?.extract()?;
-        match specials.id(&s) {
-            Some(id) => found.push(id),
+        match tok.special_list().iter().find(|t| t.0 == s) {
+            Some(t) => found.push(t.1),
             None => other.push(s),
         }
     }
@@ -43,11 +42,13 @@ fn ids(specials: &SpecialTokens, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, 
 }
 
 impl Policy {
-    pub fn new(specials: &SpecialTokens, allowed: Option<&Bound<'_, PyAny>>, disallowed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    /// The policy of one call. Only the special tokens' list is read here: the matcher is
+    /// built (by a score model, lazily) only when the check has something to look for.
+    pub fn new(tok: &Tokenizer, allowed: Option<&Bound<'_, PyAny>>, disallowed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let allowed = match allowed {
             None => Some(Vec::new()),
             Some(a) if is_all(a) => None,
-            Some(a) => Some(ids(specials, a)?.0),
+            Some(a) => Some(ids(tok, a)?.0),
         };
         let (disallowed, disallowed_other) = match disallowed {
             None => (Some(Vec::new()), Vec::new()),
@@ -56,14 +57,14 @@ impl Policy {
                 Some(a) if a.is_empty() => (None, Vec::new()),
                 Some(a) => {
                     // Sorted: `find` binary-searches it.
-                    let mut rest: Vec<u32> = specials.tokens().iter().map(|t| t.1).filter(|i| a.binary_search(i).is_err()).collect();
+                    let mut rest: Vec<u32> = tok.special_list().iter().map(|t| t.1).filter(|i| a.binary_search(i).is_err()).collect();
                     rest.sort_unstable();
                     rest.dedup();
                     (Some(rest), Vec::new())
                 }
             },
             Some(d) => {
-                let (found, other) = ids(specials, d)?;
+                let (found, other) = ids(tok, d)?;
                 (Some(found), other)
             }
         };
@@ -80,13 +81,19 @@ impl Policy {
 
     /// The leftmost disallowed spelling in `text`, if any (tiktoken searches one alternation of
     /// them all, so the leftmost wins whether it is a special token or a plain string).
-    pub fn find(&self, specials: &SpecialTokens, text: &str) -> Option<String> {
+    pub fn find(&self, tok: &Tokenizer, text: &str) -> Option<String> {
         let special = match &self.disallowed {
             Some(d) if d.is_empty() => None,
-            None => specials.find_any(text, |_| true),
-            Some(d) => specials.find_any(text, |id| d.binary_search(&id).is_ok()),
-        }
-        .map(|m| (m.start, specials.tokens()[m.spelling].0.as_str()));
+            _ if tok.special_list().is_empty() => None,
+            _ => Some(tok.specials()),
+        };
+        let special = match (&self.disallowed, special) {
+            (_, None) => None,
+            (None, Some(specials)) => specials.find_any(text, |_| true).map(|m| (m.start, specials.tokens()[m.spelling].0.as_str())),
+            (Some(d), Some(specials)) => specials
+                .find_any(text, |id| d.binary_search(&id).is_ok())
+                .map(|m| (m.start, specials.tokens()[m.spelling].0.as_str())),
+        };
         let other = self
             .disallowed_other
             .iter()
@@ -101,8 +108,8 @@ impl Policy {
     }
 
     /// tiktoken's ValueError if `text` holds a disallowed spelling. Needs no GIL.
-    pub fn check(&self, specials: &SpecialTokens, text: &str) -> PyResult<()> {
-        match self.find(specials, text) {
+    pub fn check(&self, tok: &Tokenizer, text: &str) -> PyResult<()> {
+        match self.find(tok, text) {
             None => Ok(()),
             Some(s) => Err(disallowed(&s)),
         }

@@ -74,8 +74,9 @@ def describe(path: str) -> dict:
         if getattr(tok, attr, None) is not None:
             info[attr] = getattr(tok, attr)
     # Added tokens that are not special (tokenizer.json): vocabulary always split out of the text.
-    added = {s: i for s, i in sorted(getattr(tok, "_added_tokens", {}).items(), key=lambda kv: kv[1])
-             if s not in tok._special_tokens}
+    model = tok.model
+    added = {s: i for s, i, special in sorted(model.added_tokens(), key=lambda t: t[1])
+             if not special} if model.kind == "merge" else {}
     if added:
         info["added_tokens"] = added
     return info

@@ -158,7 +158,7 @@ def _load_tiktoken(data: bytes, source: str, pat_str, special_tokens, name: str)
     pattern = pat_str or (known[1] if known else default_pattern())
     specials = special_tokens if special_tokens is not None else (known[2] if known else {})
     try:
-        core = _core.CoreBPE.from_tiktoken(data, list(specials.items()), pattern)
+        core = _core.Tokenizer.from_tiktoken(data, list(specials.items()), pattern)
     except FormatError as e:
         e.path = source
         raise
@@ -209,7 +209,7 @@ def _load_gpt2(path: Path, pat_str, special_tokens, name):
     n = text.count(b"\n")
     specials = special_tokens if special_tokens is not None else {ENDOFTEXT: n}
     pattern = pat_str or R50K_PATTERN
-    core = _core.CoreBPE.from_tiktoken(text, list(specials.items()), pattern)
+    core = _core.Tokenizer.from_tiktoken(text, list(specials.items()), pattern)
     return Encoding._from_core(name or "gpt2", core, pattern, specials)
 
 
@@ -223,21 +223,25 @@ def save(tokenizer: Any, path: str | os.PathLike, format: str | None = None) -> 
     fmt = format or format_for_path(path)
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    writer = getattr(tokenizer, "_write_format", None)
-    if writer is not None:
-        data = writer(fmt)
-    else:
-        data = _write_encoding(tokenizer, fmt)
+    data = _write_encoding(tokenizer, fmt)
     from bytepair.formats.bpe2 import write_atomic
     write_atomic(path, data)
 
 
 def _write_encoding(enc: Any, fmt: str) -> bytes:
-    """A rank Encoding in ``fmt``."""
+    """An Encoding in ``fmt``: a file read is written back unchanged in its own format; other
+    formats by the model's kind."""
     from bytepair.encoding import Encoding
 
     if not isinstance(enc, Encoding):
         raise TypeError(f"cannot save a {type(enc).__name__}")
+    kind = enc._core_bpe.kind
+    if kind != "rank" and fmt == enc.source_format and enc._source is not None:
+        return enc._source
+    if kind == "score":
+        return _write_score(enc, fmt)
+    if kind == "merge":
+        return _write_merge(enc, fmt)
     if fmt == "tiktoken":
         return enc._core_bpe.to_tiktoken()
     if fmt in ("bpe2", "bpz2"):
@@ -253,3 +257,28 @@ def _write_encoding(enc: Any, fmt: str) -> bytes:
         from bytepair.formats import leap
         return leap.dumps_encoding(enc)
     raise ValueError(f"a rank vocabulary cannot be written as {fmt}")
+
+
+def _write_score(enc: Any, fmt: str) -> bytes:
+    if fmt == "sentencepiece":
+        if enc.source_format != "sentencepiece" or enc._source is None:
+            raise ValueError("only a model read from a SentencePiece file can be written as one "
+                             "(a LEAP table has no piece types or normalisation settings)")
+        return enc._core_bpe.to_sentencepiece(enc._source)
+    if fmt == "leap":
+        return enc._core_bpe.to_leap()
+    raise ValueError(f"a score-BPE model cannot be written as {fmt} (only sentencepiece or leap): "
+                     "the formats differ in algorithm, not just layout")
+
+
+def _write_merge(enc: Any, fmt: str) -> bytes:
+    if fmt == "qtkr":
+        return enc._core_bpe.to_qtkr(enc.bos_id, enc.eos_id, enc.pad_id)
+    source = enc.source_format
+    can = "qtkr" + (f" or {source}" if enc._source is not None and source != "qtkr" else "")
+    if fmt == "tokenizer.json":
+        raise ValueError(f"writing a {source} model as tokenizer.json is not supported (only {can}); "
+                         "a rank vocabulary can be")
+    raise ValueError(f"a {source} merge-list model cannot be written as {fmt} (only {can}): "
+                     "rank formats (tiktoken, bpe2, bpz2, gpt2) need merge priority = token id, and "
+                     "score formats (sentencepiece, leap) a different algorithm")

@@ -41,7 +41,7 @@ def info(data: bytes, source: str = "<bytes>") -> dict:
 
 def core_from_bpe2(data: bytes, source: str, special_tokens: dict[str, int] | None, pat_str: str | None):
     try:
-        return _core.CoreBPE.from_bpe2(
+        return _core.Tokenizer.from_bpe2(
             data, None if special_tokens is None else list(special_tokens.items()), pat_str)
     except FormatError as e:
         e.path = source

@@ -23,16 +23,16 @@ import re
 from bytepair import _core
 from bytepair.errors import FormatError, VocabError
 from bytepair.formats.gpt2 import byte_to_char
-from bytepair.merged import MergeEncoding
+from bytepair.encoding import Encoding
 
 SPACE = "\u2581"
 
 
-def load(data: bytes, source: str = "<bytes>", name: str = "tokenizer") -> MergeEncoding:
+def load(data: bytes, source: str = "<bytes>", name: str = "tokenizer") -> Encoding:
     """Parsing, validation and the byte-level alphabet are Rust's (``formats/hf.rs``): no Python
     object is made per token or merge."""
     try:
-        core, info = _core.MergeBPE.from_tokenizer_json(data)
+        core, info = _core.Tokenizer.from_tokenizer_json(data)
     except FormatError as e:
         e.path = source
         raise
@@ -40,19 +40,11 @@ def load(data: bytes, source: str = "<bytes>", name: str = "tokenizer") -> Merge
         raise FormatError(str(e), "model", source) from None
     except ValueError as e:  # PatternError
         raise FormatError(str(e), "pre_tokenizer.pattern", source) from None
-    denormalize = _denormalize if info["space_symbol"] else None
     added = info["added_tokens"]
-    return MergeEncoding(name, core, "tokenizer.json",
-                         special_tokens={c: i for c, i, special in added if special},
-                         added_tokens={c: i for c, i, _ in added}, pat_str=info["pattern"],
-                         default_allowed="all", denormalize=denormalize, source=data)
-
-
-def _denormalize(data: bytes) -> bytes:
-    """U+2581 back to spaces, and the space the normalizer prepended dropped (HF's Replace +
-    Strip decoders, or Metaspace's)."""
-    data = data.replace(SPACE.encode(), b" ")
-    return data[1:] if data.startswith(b" ") else data
+    # HF tokenizers splits every added token out of the text: that is its default here too.
+    # (The Metaspace decoder, U+2581 back to spaces, runs in the core.)
+    return Encoding._from_core(name, core, info["pattern"], {c: i for c, i, special in added if special},
+                               source_format="tokenizer.json", source=data, default_allowed="all")
 
 
 def onig_pattern(pattern: str) -> str:
@@ -74,7 +66,7 @@ def dumps_encoding(enc) -> bytes:
 
     ranks = enc._mergeable_ranks
     by_id = {r: spell(t) for t, r in ranks.items()}
-    merges = _core.MergeBPE.merges_from_ranks(enc._core_bpe)
+    merges = enc._core_bpe.merges_from_ranks()
     doc = {
         "version": "1.0",
         "truncation": None,

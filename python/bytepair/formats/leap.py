@@ -17,22 +17,24 @@ from __future__ import annotations
 
 from bytepair import _core
 from bytepair.errors import FormatError, VocabError
-from bytepair.scored import ScoreEncoding
+from bytepair.encoding import Encoding
 
 
 def load(data: bytes, source: str = "<bytes>", name: str = "leap",
-         dummy_prefix: bool | None = None) -> ScoreEncoding:
+         dummy_prefix: bool | None = None) -> Encoding:
     """``dummy_prefix``: prepend a space to non-empty text as llama2.c does; by default on for
     tables that look like llama2.c's (``<s>`` at id 1), off otherwise (rank exports)."""
     try:
-        core = _core.ScoreBPE.from_leap(data, dummy_prefix)
+        core = _core.Tokenizer.from_leap(data, dummy_prefix)
     except (FormatError, VocabError) as e:
         if isinstance(e, FormatError):
             e.path = source
             raise
         raise FormatError(str(e), "tokens", source) from None
-    return ScoreEncoding(name, core, "leap", source=data,
-                         load_options={"dummy_prefix": dummy_prefix} if dummy_prefix is not None else None)
+    # llama2.c has no special-token spellings in text: BOS/EOS come from add_bos/add_eos.
+    return Encoding._from_core(name, core, None, source_format="leap", source=data,
+                               load_options={"dummy_prefix": dummy_prefix} if dummy_prefix is not None else None,
+                               default_allowed=None, default_disallowed=None)
 
 
 def dumps_encoding(enc) -> bytes:
@@ -44,5 +46,5 @@ def dumps_encoding(enc) -> bytes:
         if rank >= n:
             raise ValueError(f"LEAP cannot hold holes in the id range: rank {rank} of {n} tokens")
         by_rank[rank] = token
-    core = _core.ScoreBPE.from_scored([(t, -float(r)) for r, t in enumerate(by_rank)])
+    core = _core.Tokenizer.from_scored([(t, -float(r)) for r, t in enumerate(by_rank)])
     return core.to_leap()

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 from bytepair import _core
 from bytepair.errors import FormatError, VocabError
-from bytepair.merged import MergeEncoding
+from bytepair.encoding import Encoding
 
 
-def load(data: bytes, source: str = "<bytes>", name: str = "qtkr", pat_str: str | None = None) -> MergeEncoding:
+def load(data: bytes, source: str = "<bytes>", name: str = "qtkr", pat_str: str | None = None) -> Encoding:
     """``pat_str``: split pattern to pre-tokenize with (the file has none: without one the text
     is one piece)."""
     try:
-        core, bos, eos, pad = _core.MergeBPE.from_qtkr(data, pat_str)
+        core, pad = _core.Tokenizer.from_qtkr(data, pat_str)
         specials = {}
-        for i in (bos, eos, pad):
+        for i in (core.bos_id, core.eos_id, pad):
             if i is not None:
                 try:
-                    specials[core.token_bytes(i).decode("utf-8")] = i
+                    specials[core.decode_single_token_bytes(i).decode("utf-8")] = i
                 except UnicodeDecodeError:
                     pass
     except FormatError as e:
@@ -32,9 +32,9 @@ def load(data: bytes, source: str = "<bytes>", name: str = "qtkr", pat_str: str 
         raise
     except VocabError as e:
         raise FormatError(str(e), "tokens/merges", source) from None
-    return MergeEncoding(name, core, "qtkr", special_tokens=specials, pat_str=pat_str,
-                         bos_id=bos, eos_id=eos, pad_id=pad, source=data,
-                         load_options={"pat_str": pat_str} if pat_str is not None else None)
+    # Converted from tiktoken vocabularies, QTKR keeps tiktoken's special-token defaults.
+    return Encoding._from_core(name, core, pat_str, specials, source_format="qtkr", source=data, pad_id=pad,
+                               load_options={"pat_str": pat_str} if pat_str is not None else None)
 
 
 def dumps_encoding(enc) -> bytes:
@@ -50,7 +50,7 @@ def dumps_encoding(enc) -> bytes:
     if long:
         raise VocabError(f"token {long[0]} is {len(tokens[long[0]])} bytes; QTKR stores lengths in one "
                          f"byte, so tokens longer than 255 bytes cannot be written ({len(long)} such tokens)")
-    merges = _core.MergeBPE.merges_from_ranks(enc._core_bpe)
-    core = _core.MergeBPE(tokens, merges, None, False, None, False, list(enc._special_tokens.items()))
+    merges = enc._core_bpe.merges_from_ranks()
+    core = _core.Tokenizer.from_merges(tokens, merges, None, False, None, False, list(enc._special_tokens.items()))
     eot = enc._special_tokens.get("<|endoftext|>")
     return core.to_qtkr(None, eot, None)

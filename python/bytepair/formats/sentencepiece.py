@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from bytepair import _core
 from bytepair.errors import FormatError
-from bytepair.scored import ScoreEncoding
+from bytepair.encoding import Encoding
 
 
-def load(data: bytes, source: str = "<bytes>", name: str = "sentencepiece") -> ScoreEncoding:
+def load(data: bytes, source: str = "<bytes>", name: str = "sentencepiece") -> Encoding:
     try:
-        core = _core.ScoreBPE.from_sentencepiece(data)
+        core = _core.Tokenizer.from_sentencepiece(data)
     except FormatError as e:
         e.path = source
         raise
-    return ScoreEncoding(name, core, "sentencepiece", source=data)
+    # SentencePiece takes control-piece spellings in text as text: nothing allowed or refused.
+    return Encoding._from_core(name, core, None, source_format="sentencepiece", source=data,
+                               default_allowed=None, default_disallowed=None)

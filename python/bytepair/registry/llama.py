@@ -66,7 +66,7 @@ def llama3(path: str | os.PathLike | None = None) -> Encoding:
     data = file.read_bytes()
     specials = llama3_special_tokens()
     try:
-        core = _core.CoreBPE.from_tiktoken(data, list(specials.items()), LLAMA3_PATTERN)
+        core = _core.Tokenizer.from_tiktoken(data, list(specials.items()), LLAMA3_PATTERN)
     except FormatError as e:
         e.path = str(file)
         raise

@@ -63,7 +63,7 @@ SOURCE_SHA256 = {
 
 def _bundled(name: str, table: str, pattern: str, special_tokens: dict[str, int]) -> Encoding:
     path = os.path.join(_DATA_DIR, f"{table}.bpe2")
-    core = _core.CoreBPE.from_bpe2_file(path, list(special_tokens.items()), pattern)
+    core = _core.Tokenizer.from_bpe2_file(path, list(special_tokens.items()), pattern)
     enc = Encoding._from_core(name, core, pattern, special_tokens)
     enc._source_sha256 = bytes.fromhex(SOURCE_SHA256[table])  # kept by enc.save("x.bpe2")
     return enc
