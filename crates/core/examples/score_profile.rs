@@ -3,7 +3,7 @@
 //! figures are benchmarks/formats.py's.
 //! Usage: [MB=4] [REPS=5] cargo run --release --example score_profile -- <model.model> <text file>
 use bytepair_core::formats::sentencepiece;
-use bytepair_core::scored::ScoreTokenizer;
+use bytepair_core::models::score::ScoreTokenizer;
 use std::time::Instant;
 
 fn main() {

@@ -20,11 +20,11 @@
 //! count, decode, token lookups in both directions. What only one model has (ranks, scores and
 //! piece types, merge lists) is reached through [`Tokenizer::model`].
 
-use crate::encode::{Count, Sink};
-use crate::encoder::{Encoder, SpecialFilter};
+use crate::models::{Count, Sink};
+use crate::models::rank::{Encoder, SpecialFilter};
 use crate::error::{Error, Result};
-use crate::merged::MergeTokenizer;
-use crate::scored::ScoreTokenizer;
+use crate::models::merges::MergeTokenizer;
+use crate::models::score::ScoreTokenizer;
 use crate::special::{SpecialMatch, SpecialTokens};
 
 /// The model a [`Tokenizer`] runs, with its whole pipeline.

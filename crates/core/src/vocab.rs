@@ -47,7 +47,7 @@ pub struct Vocab {
     n_mergeable: usize,
     max_token_len: usize,
     /// The long-piece engine, built on first use (encode/backtrack.rs).
-    backtrack: crate::encode::backtrack::LazyBacktrack,
+    backtrack: crate::models::rank::backtrack::LazyBacktrack,
     /// A number no other table in this process has had: what a thread's kept piece cache
     /// (encode/cache.rs) is tied to. An address could be reused by a later table.
     serial: Serial,
@@ -395,7 +395,7 @@ impl Vocab {
         &self.spans
     }
     /// The long-piece engine, built on the first call.
-    pub(crate) fn backtrack(&self) -> Option<&crate::encode::backtrack::Backtrack> {
+    pub(crate) fn backtrack(&self) -> Option<&crate::models::rank::backtrack::Backtrack> {
         self.backtrack.get(self)
     }
     pub(crate) fn blob(&self) -> &[u8] {

@@ -6,10 +6,10 @@
 //! (ranks, scores, merge lists) is a method too, and calling it on another model is a
 //! TypeError naming the model: the Python layer reaches those through `Encoding.model`.
 
-use bytepair_core::encode::merges;
+use bytepair_core::models::merges::merge as merges;
 use bytepair_core::formats::{bpe2, hf, leap, qtkr, sentencepiece, tiktoken};
-use bytepair_core::merged::MergeTokenizer;
-use bytepair_core::scored::{Flavor, ScoreTokenizer};
+use bytepair_core::models::merges::MergeTokenizer;
+use bytepair_core::models::score::{Flavor, ScoreTokenizer};
 use bytepair_core::{EncodeOptions, Encoder, Model};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;

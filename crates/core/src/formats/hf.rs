@@ -23,14 +23,15 @@ use serde_json::{Map, Value};
 
 use crate::added::AddedToken;
 use crate::error::{Error, Result};
-use crate::merged::{Normalizer, Prefix};
+use crate::normalizers::Normalizer;
+use crate::pretokenize::prefix::Prefix;
 
 /// GPT-2's pattern as HF's ByteLevel pre-tokenizer applies it (`use_regex: true`).
 pub const BYTE_LEVEL_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 
 const SPACE: &str = "\u{2581}";
 
-/// What a tokenizer.json holds, ready for [`crate::merged::MergeTokenizer`].
+/// What a tokenizer.json holds, ready for [`crate::models::merges::MergeTokenizer`].
 #[derive(Debug, Clone)]
 pub struct HfModel {
     /// Token bytes by id (empty = no token); added tokens at their ids.

@@ -16,6 +16,7 @@
 //! The scanners must give the regex's pieces on every input; the tests below compare them with
 //! fancy-regex on generated text, and the Python suite compares whole encodings with tiktoken.
 
+pub mod prefix;
 pub mod automata;
 pub mod block;
 pub mod cl100k;

@@ -17,7 +17,7 @@
 //! 3. long pieces: [`super::backtrack`], a longest-match walk that backtracks (linear), with
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
-use super::Sink;
+use crate::models::Sink;
 use crate::vocab::Vocab;
 
 /// Pieces up to this many bytes take the quadratic scan.
@@ -428,7 +428,7 @@ mod tests {
             b = a.clone();
         }
         if piece.len() >= 2 {
-            crate::encode::bucket::merge_buckets(v, piece, &mut c);
+            crate::models::rank::bucket::merge_buckets(v, piece, &mut c);
         } else {
             c = a.clone();
         }

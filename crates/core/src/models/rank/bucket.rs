@@ -32,7 +32,7 @@ use std::collections::BinaryHeap;
 
 use hashbrown::HashMap;
 
-use super::Sink;
+use crate::models::Sink;
 use crate::vocab::Vocab;
 
 const NONE: u32 = u32::MAX;

@@ -50,7 +50,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::Sink;
+use crate::models::Sink;
 use crate::vocab::Vocab;
 
 const NONE: u32 = u32::MAX;
@@ -928,8 +928,8 @@ fn same_bytes(text: &[u8], a: usize, b: usize, k: usize) -> bool {
 fn exact(vocab: &Vocab, bytes: &[u8], out: &mut Vec<u32>) {
     if bytes.len() == 1 {
         out.push(vocab.byte_rank(bytes[0]));
-    } else if bytes.len() <= super::rank::SMALL {
-        super::rank::merge_piece(vocab, bytes, out);
+    } else if bytes.len() <= super::merge::SMALL {
+        super::merge::merge_piece(vocab, bytes, out);
     } else {
         super::bucket::merge_buckets(vocab, bytes, out);
     }
@@ -949,7 +949,7 @@ pub fn merge_long<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::rank::merge_reference;
+    use crate::models::rank::merge::merge_reference;
 
     /// All bytes, then the given tokens in rank order.
     fn vocab(tokens: &[Vec<u8>]) -> Vocab {
@@ -1068,7 +1068,7 @@ mod tests {
         }
         let text = rng.text(alphabet, 3000);
         let mut want = Vec::new();
-        crate::encode::bucket::merge_buckets(v, &text, &mut want);
+        crate::models::rank::bucket::merge_buckets(v, &text, &mut want);
         assert_eq!(run(v, &text), want, "{what}: 3000 bytes");
     }
 
@@ -1166,7 +1166,7 @@ mod tests {
             for n in [2, 3, 7, 16, 17, 100, 1000, 4099] {
                 let text = vec![b'a'; n];
                 let mut want = Vec::new();
-                crate::encode::bucket::merge_buckets(&v, &text, &mut want);
+                crate::models::rank::bucket::merge_buckets(&v, &text, &mut want);
                 assert_eq!(run(&v, &text), want, "order {order}, n {n}");
             }
         }
@@ -1205,7 +1205,7 @@ mod tests {
                 text.extend_from_slice(&rng.text(b"ab", len));
             }
             let mut want = Vec::new();
-            crate::encode::bucket::merge_buckets(&v, &text, &mut want);
+            crate::models::rank::bucket::merge_buckets(&v, &text, &mut want);
             assert_eq!(run(&v, &text), want, "round {round}: {toks:?}");
             assert_eq!(run(&v, &text[..text.len() / 2]), merge_reference(&v, &text[..text.len() / 2]), "round {round}");
         }
@@ -1228,7 +1228,7 @@ mod tests {
                     for tail in ["", "b", "a", "ba", "aaaaaaaaaaa"] {
                         let text: Vec<u8> = unit.bytes().cycle().take(n).chain(tail.bytes()).collect();
                         let mut want = Vec::new();
-                        crate::encode::bucket::merge_buckets(v, &text, &mut want);
+                        crate::models::rank::bucket::merge_buckets(v, &text, &mut want);
                         assert_eq!(run(v, &text), want, "{unit:?} x {n} + {tail:?}");
                     }
                 }
@@ -1309,7 +1309,7 @@ mod real_tables {
             for s in &samples {
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 assert!(e.encode(&v, s, &mut a));
-                crate::encode::bucket::merge_buckets(&v, s, &mut b);
+                crate::models::rank::bucket::merge_buckets(&v, s, &mut b);
                 assert_eq!(a, b, "{name}: {:?}", String::from_utf8_lossy(&s[..40]));
             }
         }

@@ -2,8 +2,14 @@
 //! decode path for rank BPE. It is tiktoken's `CoreBPE`, and holds no per-call state, so one
 //! instance is shared by every thread.
 
-use crate::encode::cache::PieceCache;
-use crate::encode::{rank::encode_piece, Count, Sink};
+pub mod backtrack;
+pub mod bucket;
+pub mod cache;
+pub mod merge;
+
+use crate::models::{Count, Sink};
+use cache::PieceCache;
+use merge::encode_piece;
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
 use crate::special::{SpecialMatch, SpecialTokens};

@@ -20,17 +20,19 @@
 //! lookup; other segments are merged once and cached (most text is a few thousand distinct
 //! words). Exactness does not depend on the model: the pairs are computed from its pieces.
 
+pub mod merge;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
 
-use crate::encode::score::{merge, PairTable, ScoreVocab, Scratch, Symbol, NONE};
+use crate::models::score::merge::{merge, PairTable, ScoreVocab, Scratch, Symbol, NONE};
 use crate::error::{Error, Result};
-use crate::formats::sentencepiece::{ModelProto, PieceType};
+use crate::spec::{ModelProto, PieceType};
 use crate::special::SpecialTokens;
 
-pub const SPACE_SYMBOL: &str = "\u{2581}";
+pub use crate::normalizers::SPACE as SPACE_SYMBOL;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
@@ -64,7 +66,7 @@ impl SegmentCache {
     /// Appends the cached ids of `key` to `out`; false when absent (or the shard is busy).
     fn get(&self, key: &[u8], hash: u64, out: &mut Vec<u32>) -> bool {
         let Ok(map) = self.shard(hash).try_lock() else { return false };
-        match map.find(hash, |e| e.0 == hash && crate::encode::score::short_eq(&e.1, key)) {
+        match map.find(hash, |e| e.0 == hash && crate::models::score::merge::short_eq(&e.1, key)) {
             Some(e) => {
                 out.extend_from_slice(&e.2);
                 true

@@ -11,22 +11,24 @@
 //! `Isolated` does) -> per piece: optional whole-piece lookup (HF's `ignore_merges`) -> initial
 //! symbols (bytes, or characters with byte fallback) -> merge-list BPE -> ids.
 
-use std::borrow::Cow;
+pub mod merge;
+
 use std::hash::BuildHasher;
 
 
 use crate::added::{AddedToken, AddedVocab, Allowed, Part};
 use crate::special::SpecialTokens;
 
-use crate::encode::merges::{merge, Merges, Scratch};
-use crate::encoder::SpecialFilter;
+use crate::models::merges::merge::{merge, Merges, Scratch};
+use crate::models::rank::SpecialFilter;
 use crate::error::{Error, Result};
+use crate::normalizers::Normalizer;
+use crate::pretokenize::prefix::Prefix;
 use crate::pretokenize::Pretokenizer;
 
 const NONE: u32 = u32::MAX;
 
-/// The space symbol of SentencePiece-derived HF models.
-const SPACE: &str = "\u{2581}";
+use crate::normalizers::SPACE;
 
 /// bytes -> id over the token table's blob.
 #[derive(Debug, Clone)]
@@ -60,35 +62,6 @@ impl Index {
             }
         }
     }
-}
-
-/// The text normalizers read from tokenizer.json (others are refused at load).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Normalizer {
-    None,
-    /// Llama's `Sequence[Prepend("▁"), Replace(" ", "▁")]`: non-empty text gets "▁" in front and
-    /// every space becomes "▁".
-    PrependReplace,
-}
-
-impl Normalizer {
-    pub fn apply<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        match self {
-            Normalizer::PrependReplace if !text.is_empty() => Cow::Owned(format!("{SPACE}{}", text.replace(' ', SPACE))),
-            _ => Cow::Borrowed(text),
-        }
-    }
-}
-
-/// What the pre-tokenizer does to each part before splitting it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Prefix {
-    None,
-    /// `ByteLevel(add_prefix_space=true)`: a space in front unless the part starts with one.
-    Space,
-    /// Non-splitting `Metaspace`: spaces become "▁" and "▁" goes in front unless the part
-    /// starts with it; with `first_only` only for the part at the start of the text.
-    Metaspace { first_only: bool },
 }
 
 /// How a piece is cut into initial symbols.
@@ -181,7 +154,7 @@ impl MergeTokenizer {
         // <0xHH> tokens may be added (special) tokens, so they are looked for in the whole table.
         let mut hex = [NONE; 256];
         for (id, t) in tokens.iter().enumerate() {
-            if let Some(b) = crate::scored::byte_piece(t) {
+            if let Some(b) = crate::models::score::byte_piece(t) {
                 hex[b as usize] = id as u32;
             }
         }
@@ -370,19 +343,7 @@ impl MergeTokenizer {
     /// A normalized part with no added tokens in it: the pre-tokenizer's prefix rule, the split
     /// pattern, the model.
     fn encode_part(&self, text: &str, at_start: bool, bufs: &mut (Vec<u32>, Scratch), out: &mut Vec<u32>) -> Result<()> {
-        let text: Cow<str> = match self.prefix {
-            Prefix::None => Cow::Borrowed(text),
-            Prefix::Space if text.starts_with(' ') || text.is_empty() => Cow::Borrowed(text),
-            Prefix::Space => Cow::Owned(format!(" {text}")),
-            Prefix::Metaspace { first_only } => {
-                let t = text.replace(' ', SPACE);
-                if t.is_empty() || t.starts_with(SPACE) || (first_only && !at_start) {
-                    Cow::Owned(t)
-                } else {
-                    Cow::Owned(format!("{SPACE}{t}"))
-                }
-            }
-        };
+        let text = self.prefix.apply(text, at_start);
         let (ids, scratch) = bufs;
         self.encode_ordinary_into(&text, ids, scratch, out)
     }
@@ -398,7 +359,7 @@ impl MergeTokenizer {
         let mut out = Vec::with_capacity(ids.len() * 4);
         for &id in ids {
             let t = self.token(id).ok_or(Error::UnknownToken(id))?;
-            match (&self.initial, crate::scored::byte_piece(t)) {
+            match (&self.initial, crate::models::score::byte_piece(t)) {
                 (Initial::Chars { byte_fallback: Some(_), .. }, Some(b)) => out.push(b),
                 _ => out.extend_from_slice(t),
             }

@@ -33,8 +33,8 @@
 
 use hashbrown::HashMap;
 
-use super::rank::{merge_miss, merge_miss_unpredictable};
-use super::Sink;
+use super::merge::{merge_miss, merge_miss_unpredictable};
+use crate::models::Sink;
 use crate::vocab::{pack16, pack16_words, Vocab};
 
 pub const MAX_ENTRIES: usize = 1 << 16;
@@ -247,7 +247,7 @@ impl<'t> PieceCache<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::rank::merge_piece;
+    use crate::models::rank::merge::merge_piece;
 
     /// Many distinct pieces (so the inline table grows several times), each asked for twice:
     /// the cached answer is the merge's answer.

@@ -17,7 +17,7 @@
 //! piece, so the result never depends on when the table arrives.
 //!
 //! The caller usually cuts the text into independent segments first (see
-//! [`crate::scored`]), and a segment that is itself a piece whose own BPE yields that piece
+//! [`crate::models::score`]), and a segment that is itself a piece whose own BPE yields that piece
 //! costs one hash lookup.
 
 use std::collections::BinaryHeap;
