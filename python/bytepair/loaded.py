@@ -72,10 +72,11 @@ class LoadedTokenizer:
     def max_token_value(self) -> int:
         return self.n_vocab - 1
 
-    def save(self, path, format: str | None = None) -> None:
+    def save(self, path, format: str | None = None, *, lossy: bool = False) -> list[str]:
+        """See :func:`bytepair.formats.save` (``lossy``, and the list returned)."""
         from bytepair.formats import save
 
-        save(self, path, format)
+        return save(self, path, format, lossy=lossy)
 
     def __reduce__(self):
         if self._source is None:

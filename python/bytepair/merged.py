@@ -93,11 +93,20 @@ class MergeEncoding(LoadedTokenizer):
     def _token_id(self, token: bytes) -> int | None:
         return self._core.token_id(token)
 
-    def _write_format(self, fmt: str) -> bytes:
+    def _write_format(self, fmt: str) -> tuple[bytes, list[str]]:
+        """The model in ``fmt`` and what that file cannot carry (see ``bytepair.formats.save``;
+        what QTKR keeps is worked out in ``bytepair.formats.qtkr``)."""
+        if fmt == self.source_format and self._source is not None and fmt != "qtkr":
+            return self._source, []  # a file read is written back unchanged
         if fmt == "qtkr":
-            return self._core.to_qtkr(self.bos_id, self.eos_id, self.pad_id)
-        if fmt == self.source_format and self._source is not None:
-            return self._source  # a file read is written back unchanged
+            from bytepair.formats import qtkr
+
+            data = self._core.to_qtkr(self.bos_id, self.eos_id, self.pad_id)
+            qtkr.check_readable(data, self.source_format)
+            tokenizer_json = self._source if self.source_format == "tokenizer.json" else None
+            return data, qtkr.dropped_from_merge_model(
+                self._pat_str, self._special_tokens, self._added_tokens, (self.bos_id, self.eos_id, self.pad_id),
+                tokenizer_json)
         can = "qtkr" + (f" or {self.source_format}" if self._source is not None and self.source_format != "qtkr" else "")
         if fmt == "tokenizer.json":
             raise ValueError(f"writing a {self.source_format} model as tokenizer.json is not supported (only {can}); "

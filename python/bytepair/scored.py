@@ -116,16 +116,20 @@ class ScoreEncoding(LoadedTokenizer):
 
     # ---------------------------------------------------------------- saving
 
-    def _write_format(self, fmt: str) -> bytes:
+    def _write_format(self, fmt: str) -> tuple[bytes, list[str]]:
+        """The model in ``fmt`` and what that file cannot carry (see ``bytepair.formats.save``;
+        what LEAP keeps is worked out in ``bytepair.formats.leap``)."""
+        from bytepair.formats import leap
+
         if fmt == self.source_format and self._source is not None:
-            return self._source
+            return self._source, leap.dropped_load_options(self._load_options.get("dummy_prefix"), self.bos_id)
         if fmt == "sentencepiece":
             data = self._core.to_sentencepiece()
             if data is None:
                 raise ValueError("only a model read from a SentencePiece file can be written as one "
                                  "(a LEAP table has no piece types or normalisation settings)")
-            return data
+            return data, []
         if fmt == "leap":
-            return self._core.to_leap()
+            return self._core.to_leap(), leap.dropped_from_sentencepiece(self._special_tokens, self._core.pieces())
         raise ValueError(f"a score-BPE model cannot be written as {fmt} (only sentencepiece or leap): "
                          "the formats differ in algorithm, not just layout")
