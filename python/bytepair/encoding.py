@@ -457,12 +457,13 @@ class Encoding:
         """The largest token id + 1 (tiktoken's definition)."""
         return self.max_token_value + 1
 
-    def save(self, path, format: str | None = None) -> None:
-        """Writes the encoding to ``path`` (format from the suffix unless given): see
-        :func:`bytepair.formats.save`."""
+    def save(self, path, format: str | None = None, *, lossy: bool = False) -> list[str]:
+        """Writes the encoding to ``path`` (format from the suffix unless given); a format that
+        cannot carry its pattern or special tokens is refused unless ``lossy=True``, and the
+        list returned names what was dropped: see :func:`bytepair.formats.save`."""
         from bytepair.formats import save
 
-        save(self, path, format)
+        return save(self, path, format, lossy=lossy)
 
     # ---------------------------------------------------------------- pickling
 

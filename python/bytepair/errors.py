@@ -67,3 +67,27 @@ class HashMismatchError(BytepairError, ValueError):
 
 class TrainingError(BytepairError, ValueError):
     """Training cannot run on this input (for example the corpus is empty)."""
+
+
+class LossyFormatError(BytepairError, ValueError):
+    """A vocabulary format cannot carry everything the tokenizer needs to encode as it does, so
+    nothing was written. ``.format`` is the target format, ``.dropped`` what it would lose
+    (``["split pattern", "special tokens <|bos|>, <|eos|>"]``), ``.path`` the file not written
+    and ``.keeps`` a format that would keep everything. ``save(..., lossy=True)`` writes it
+    anyway and returns ``.dropped``."""
+
+    def __init__(self, format: str, dropped: list[str], path: str | None = None, keeps: str | None = None):
+        self.format = format
+        self.dropped = list(dropped)
+        self.path = path
+        self.keeps = keeps
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.path}: " if self.path else ""
+        keep = f"save as {self.keeps} to keep everything, or " if self.keeps else ""
+        return (f"{where}{self.format} cannot carry the {'; the '.join(self.dropped)}; nothing was written "
+                f"({keep}pass lossy=True to write it without them)")
+
+    def __reduce__(self):
+        return (type(self), (self.format, self.dropped, self.path, self.keeps))

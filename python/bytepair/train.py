@@ -108,19 +108,20 @@ class TrainedEncoding(Encoding):
             out[rank] = len(token)
         return out
 
-    def save(self, path: str | os.PathLike, format: str | None = None) -> None:
+    def save(self, path: str | os.PathLike, format: str | None = None, *, lossy: bool = False) -> list[str]:
         """Writes the vocabulary (atomically) in ``format``, by default the one the file name's
-        suffix names, and a ``.tiktoken`` file when the name names none. A ``.tiktoken`` file
-        holds the mergeable ranks only: keep ``special_tokens`` and ``pat_str``, or save as
-        ``bpe2``, which carries them."""
+        suffix names, and BPE2 when the name names none: BPE2 keeps the ranks, the split pattern
+        and the special tokens. A format that cannot carry all three (a ``.tiktoken`` file holds
+        the ranks only) is refused with a LossyFormatError unless ``lossy=True``; the list
+        returned names what was dropped."""
         from bytepair.formats import format_for_path
 
         if format is None:
             try:
                 format = format_for_path(path)
             except ValueError:
-                format = "tiktoken"
-        super().save(path, format)
+                format = "bpe2"
+        return super().save(path, format, lossy=lossy)
 
     @property
     def pat_str(self) -> str:

@@ -26,9 +26,10 @@ def corpus(tmp_path):
 def test_cli_writes_the_tiktoken_file_train_files_returns(tmp_path, corpus):
     out = tmp_path / "tok.tiktoken"
     r = CliRunner().invoke(main, ["train", str(corpus), "--vocab-size", "270", "--special", "<|bos|>",
-                                  "--special", "<|eos|>", "-o", str(out)])
+                                  "--special", "<|eos|>", "-o", str(out), "--lossy"])
     assert r.exit_code == 0, r.output
     assert "<|bos|>=" in r.output
+    assert "dropped the split pattern; the special tokens <|bos|>, <|eos|>" in r.stderr
     enc = bytepair.train_files([corpus], 270, special_tokens=["<|bos|>", "<|eos|>"])
     assert load_tiktoken_bpe(out) == enc._mergeable_ranks
     assert enc._special_tokens == {"<|bos|>": 268, "<|eos|>": 269}
@@ -51,7 +52,7 @@ def test_jsonl_text_field(tmp_path):
 def test_cli_failure_writes_nothing(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"ok\n\xff\n")
-    out = tmp_path / "tok.tiktoken"
+    out = tmp_path / "tok.bpe2"
     r = CliRunner().invoke(main, ["train", str(bad), "--vocab-size", "300", "-o", str(out)])
     assert r.exit_code != 0
     assert "bad.txt" in r.output and "byte 3" in r.output
@@ -67,7 +68,7 @@ def test_cli_pattern_presets_and_errors_replace(tmp_path):
     p.write_bytes(b"12345 67890 12345\xff\n" * 4)
     out = tmp_path / "o.tiktoken"
     r = CliRunner().invoke(main, ["train", str(p), "-n", "280", "-p", "nanochat", "--errors", "replace",
-                                  "-o", str(out)])
+                                  "-o", str(out), "--lossy"])
     assert r.exit_code == 0, r.output
     ranks = load_tiktoken_bpe(out)
     assert b"123" not in ranks and b"12" in ranks  # nanochat splits digits 1-2 at a time
@@ -80,7 +81,7 @@ def test_trained_encoding_surface(corpus, tmp_path):
     assert tb.dtype == np.int32 and len(tb) == enc.n_vocab == 270
     assert tb[enc.eot_token] == 0
     assert all(tb[i] == len(enc.decode_single_token_bytes(i)) for i in range(269))
-    enc.save(tmp_path / "x.tiktoken")
+    assert enc.save(tmp_path / "x.tiktoken", lossy=True) == ["split pattern", "special tokens <|endoftext|>"]
     assert load_tiktoken_bpe(tmp_path / "x.tiktoken") == enc._mergeable_ranks
     assert len(enc.merges) == 269 - 256
     import pickle

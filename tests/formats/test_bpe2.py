@@ -47,7 +47,8 @@ def test_loaded_table_encodes_like_tiktoken(tmp_path, fmt, docs, vocab):
 
 
 def test_base_layout_reader_ignores_trailer(tmp_path):
-    """The bundled tables have no trailer; a table with one starts with the same bytes."""
+    """A table with a trailing section starts with the bytes of the same table without one, and a
+    base-layout reader (given the pattern and specials from elsewhere) reads it."""
     enc = bytepair.get_encoding("cl100k_base")
     with_trailer = enc._core_bpe.to_bpe2(bytes(32), "x")
     base = enc._core_bpe.to_bpe2(bytes(32), "x", None, False)

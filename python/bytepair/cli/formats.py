@@ -14,13 +14,38 @@ from bytepair.formats.detect import FORMATS
 _path = click.Path(exists=True, dir_okay=True)
 
 
-def _load(path: str):
+def _load(path: str, **options):
     import bytepair
 
     try:
-        return bytepair.load(path)
+        return bytepair.load(path, **options)
     except (ValueError, OSError) as e:
         raise click.ClickException(str(e)) from None
+
+
+def refusal(e, dst) -> str:
+    """A LossyFormatError as one line for the command line (flags, not Python arguments)."""
+    from bytepair.formats import _SUFFIXES
+
+    keep = ""
+    if e.keeps:
+        suffix = next((s for s, f in _SUFFIXES.items() if f == e.keeps), None)
+        keep = f"write {Path(dst).with_suffix(suffix)}, which keeps everything, or " if suffix else ""
+    return (f"{dst}: {e.format} cannot carry the {'; the '.join(e.dropped)}; nothing was written "
+            f"({keep}pass --lossy to write it without them)")
+
+
+def _specials(values: tuple[str, ...]) -> dict[str, int] | None:
+    """``--special TOKEN=ID`` options as a dict (None when none are given)."""
+    if not values:
+        return None
+    out = {}
+    for v in values:
+        token, sep, token_id = v.rpartition("=")
+        if not sep or not token or not token_id.isdigit():
+            raise click.BadParameter(f"expected TOKEN=ID, got {v!r}", param_hint="--special")
+        out[token] = int(token_id)
+    return out
 
 
 @main.command()
@@ -28,27 +53,63 @@ def _load(path: str):
 @click.argument("dst", type=click.Path(dir_okay=False))
 @click.option("--to", "fmt", type=click.Choice(FORMATS), default=None,
               help="Output format (default: from DST's suffix).")
-def convert(src, dst, fmt):
-    """Convert the vocabulary SRC (any supported format, detected from its content) to DST."""
-    from bytepair.formats import format_for_path, save
+@click.option("--lossy", is_flag=True,
+              help="Write even if the format cannot carry everything (the split pattern, special "
+                   "tokens, ...); what was dropped is printed.")
+@click.option("--pattern", "-p", default=None,
+              help="Split pattern of a rank vocabulary whose file records none (an unknown "
+                   ".tiktoken file): gpt2, cl100k, o200k, llama3, nanochat, or a regex.")
+@click.option("--special", "specials", multiple=True, metavar="TOKEN=ID",
+              help="A special token of such a vocabulary (repeatable).")
+def convert(src, dst, fmt, lossy, pattern, specials):
+    """Convert the vocabulary SRC (any supported format, detected from its content) to DST.
 
-    tok = _load(src)
+    A format that cannot carry everything SRC's tokenizer needs to encode as it does (a
+    .tiktoken file has no split pattern or special tokens; QTKR and LEAP no pattern) is refused
+    unless --lossy is given."""
+    from bytepair.errors import LossyFormatError
+    from bytepair.formats import format_for_path, save
+    from bytepair.train import resolve_pattern
+
+    options = {}
+    if pattern:
+        options["pat_str"] = resolve_pattern(pattern)
+    if specials:
+        options["special_tokens"] = _specials(specials)
+    tok = _load(src, **options)
     try:
         fmt = fmt or format_for_path(dst)
-        save(tok, dst, fmt)
+        dropped = save(tok, dst, fmt, lossy=lossy)
+    except LossyFormatError as e:
+        raise click.ClickException(refusal(e, dst)) from None
     except (ValueError, TypeError) as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"{src} -> {dst} ({fmt})")
+    if dropped:
+        click.echo(f"{dst}: dropped the {'; the '.join(dropped)}", err=True)
 
 
 def describe(path: str) -> dict:
     """What `inspect` prints, as a dict."""
+    import bytepair
+    from bytepair.errors import FormatError
     from bytepair.formats import detect
 
     p = Path(path)
     data = p.read_bytes() if p.is_file() else b""
     fmt = detect(data, path) if p.is_file() else "gpt2 (directory)"
-    tok = _load(path)
+    try:
+        tok = bytepair.load(path)
+        pattern = getattr(tok, "_pat_str", None)
+    except FormatError as e:
+        if e.location != "split pattern":
+            raise click.ClickException(str(e)) from None
+        # A rank table that records no split pattern (an unknown .tiktoken file) is still
+        # described: any pattern reads the same table, and the pattern is reported as none.
+        tok = _load(path, pat_str=".")
+        pattern = None
+    except (ValueError, OSError) as e:
+        raise click.ClickException(str(e)) from None
     info = {
         "file": path,
         "format": fmt,
@@ -69,7 +130,7 @@ def describe(path: str) -> dict:
         info["pattern"] = head.get("pattern") or None
         info["compressed_size"] = head["compressed_size"]
     elif hasattr(tok, "_pat_str"):
-        info["pattern"] = tok._pat_str
+        info["pattern"] = pattern
     for attr in ("bos_id", "eos_id", "unk_id", "pad_id"):
         if getattr(tok, attr, None) is not None:
             info[attr] = getattr(tok, attr)

@@ -9,7 +9,17 @@ The rank of each byte token is its position in that printable-first order, and m
 
 from __future__ import annotations
 
+import re
+
 from bytepair.errors import FormatError
+
+# GPT-2's split pattern, built into GPT-2's encoder (openai/gpt-2 ``encoder.py``), in the form
+# tiktoken gives it (possessive quantifiers: the same pieces with less backtracking).
+from bytepair.registry.openai import R50K_PATTERN as GPT2_PATTERN
+
+# The two entries of encoder.json that are special tokens, not ranks (the reader checks every
+# other entry against vocab.bpe). Found with a scan rather than a parse: the file is megabytes.
+_SPECIAL_ENTRY = re.compile(rb'"(<\|(?:endoftext|startoftext)\|>)"\s*:\s*([0-9]+)')
 
 
 def _printable_first() -> list[int]:
@@ -39,6 +49,12 @@ def gpt2_tiktoken_bytes(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
         file, _, where = (e.location or "").partition(" ")
         e.path, e.location = file or None, where or None
         raise
+
+
+def recorded_special_tokens(encoder_json: bytes) -> dict[str, int]:
+    """The special tokens encoder.json records, at the ids it gives them (GPT-2's:
+    ``{"<|endoftext|>": 50256}``)."""
+    return {m.group(1).decode(): int(m.group(2)) for m in _SPECIAL_ENTRY.finditer(encoder_json)}
 
 
 def data_gym_to_mergeable_bpe_ranks(vocab_bpe: bytes | str, encoder_json: bytes | str) -> dict[bytes, int]:

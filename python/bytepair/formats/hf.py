@@ -55,10 +55,15 @@ def onig_pattern(pattern: str) -> str:
     return re.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
 
 
-def dumps_encoding(enc) -> bytes:
-    """A rank Encoding as tokenizer.json (byte-level BPE, ignore_merges, Split on its pattern).
-    Special tokens are in the model's vocabulary too: HF gives an added token that is not in
-    the vocabulary the next free id, not the id the file states."""
+def dumps_encoding(enc) -> tuple[bytes, list[str]]:
+    """A rank Encoding as tokenizer.json (byte-level BPE, ignore_merges, Split on its pattern),
+    and what the file cannot carry. Special tokens are in the model's vocabulary too: HF gives
+    an added token that is not in the vocabulary the next free id, not the id the file states.
+    So an id can have only one spelling here: a second spelling of an id (o200k_harmony's
+    ``<|reserved_200018|>`` beside ``<|endofprompt|>``), or a special token at an ordinary
+    token's id, is left out and named as dropped."""
+    from bytepair.formats import lost_specials
+
     table = {b: c for b, c in byte_to_char().items()}
 
     def spell(token: bytes) -> str:
@@ -66,6 +71,12 @@ def dumps_encoding(enc) -> bytes:
 
     ranks = enc._mergeable_ranks
     by_id = {r: spell(t) for t, r in ranks.items()}
+    specials: dict[str, int] = {}
+    taken = set(by_id)
+    for s, i in enc._special_tokens.items():
+        if i not in taken:
+            specials[s] = i
+            taken.add(i)
     merges = enc._core_bpe.merges_from_ranks()
     doc = {
         "version": "1.0",
@@ -74,7 +85,7 @@ def dumps_encoding(enc) -> bytes:
         "added_tokens": [
             {"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
              "normalized": False, "special": True}
-            for s, i in sorted(enc._special_tokens.items(), key=lambda kv: kv[1])
+            for s, i in sorted(specials.items(), key=lambda kv: kv[1])
         ],
         "normalizer": None,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
@@ -86,8 +97,8 @@ def dumps_encoding(enc) -> bytes:
         "model": {
             "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
-            "vocab": {**{by_id[r]: r for r in sorted(by_id)}, **enc._special_tokens},
+            "vocab": {**{by_id[r]: r for r in sorted(by_id)}, **specials},
             "merges": [f"{by_id[a]} {by_id[b]}" for a, b, _ in merges],
         },
     }
-    return json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    return json.dumps(doc, ensure_ascii=False).encode("utf-8"), lost_specials(enc._special_tokens, specials)

@@ -69,10 +69,12 @@ def _bundled(name: str, table: str, pattern: str, special_tokens: dict[str, int]
     return enc
 
 
+CL100K_SPECIALS = {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
+                   ENDOFPROMPT: 100276}
+
+
 def cl100k_base() -> Encoding:
-    specials = {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
-                ENDOFPROMPT: 100276}
-    return _bundled("cl100k_base", "cl100k_base", CL100K_PATTERN, specials)
+    return _bundled("cl100k_base", "cl100k_base", CL100K_PATTERN, CL100K_SPECIALS)
 
 
 O200K_SPECIALS = {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}
@@ -104,17 +106,18 @@ def _downloaded(name: str, file: str, sha256: str, specials: dict[str, int], n_v
                     explicit_n_vocab=n_vocab)
 
 
+R50K_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
 P50K_SHA256 = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+# r50k_base's and p50k_base's (and GPT-2's) one special token.
+R50K_SPECIALS = {ENDOFTEXT: 50256}
 
 
 def r50k_base() -> Encoding:
-    return _downloaded("r50k_base", "r50k_base.tiktoken",
-                       "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
-                       {ENDOFTEXT: 50256}, 50257)
+    return _downloaded("r50k_base", "r50k_base.tiktoken", R50K_SHA256, R50K_SPECIALS, 50257)
 
 
 def p50k_base() -> Encoding:
-    return _downloaded("p50k_base", "p50k_base.tiktoken", P50K_SHA256, {ENDOFTEXT: 50256}, 50281)
+    return _downloaded("p50k_base", "p50k_base.tiktoken", P50K_SHA256, R50K_SPECIALS, 50281)
 
 
 def p50k_edit() -> Encoding:

@@ -269,12 +269,18 @@ fn push_spans(spans: &mut Vec<(u32, u32)>, entries: &[u8], info: &Info, base: us
     Ok(())
 }
 
-/// The trailing section's special tokens must be in the table at their ids.
+/// The trailing section's special tokens must be in the table at their ids. An id may have two
+/// spellings (o200k_harmony's 200018 is `<|endofprompt|>` and `<|reserved_200018|>`): the table
+/// holds the first one listed, the one the id decodes to, and a later one is a second name for it.
 fn check_specials(file: &Bpe2) -> Result<()> {
     if let Some(meta) = &file.meta {
+        let mut named = std::collections::HashSet::new();
         for (spelling, id) in &meta.specials {
             match file.token(*id) {
-                Some(t) if t == spelling.as_bytes() => {}
+                Some(t) if t == spelling.as_bytes() => {
+                    named.insert(*id);
+                }
+                Some(_) if named.contains(id) => {}
                 Some(t) => return Err(err(0, "trailing section", format!(
                     "special token {spelling:?} has id {id}, but the table holds {:?} there", String::from_utf8_lossy(t)))),
                 None => return Err(err(0, "trailing section", format!(
@@ -534,6 +540,13 @@ mod tests {
         let mut bad = packed.clone();
         bad[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(read(&bad).unwrap_err().to_string().contains("limit"));
+        // A second spelling of an id, after the one the table holds, reads back (the other
+        // order does not: the table holds the first spelling listed).
+        let alias = Meta { specials: vec![("<s>".into(), 300), ("<start>".into(), 300)], ..meta.clone() };
+        let f = read(&write(&v, [1; 32], Some(&alias), None).unwrap()).unwrap();
+        assert_eq!(f.meta.as_ref(), Some(&alias));
+        let swapped = Meta { specials: vec![("<start>".into(), 300), ("<s>".into(), 300)], ..meta.clone() };
+        assert!(read(&write(&v, [1; 32], Some(&swapped), None).unwrap()).unwrap_err().to_string().contains("holds"));
         // A special whose id holds another token.
         let wrong = Meta { specials: vec![("<s>".into(), 97)], ..meta };
         let bad = write(&v, [1; 32], Some(&wrong), None).unwrap();
