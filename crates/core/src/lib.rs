@@ -28,6 +28,9 @@ pub mod special;
 pub mod train;
 pub mod vocab;
 
+#[cfg(test)]
+mod test_data;
+
 pub use encoder::{Encoder, SpecialFilter};
 pub use error::{Error, Result};
 pub use vocab::Vocab;
