@@ -3,8 +3,8 @@
 
     python scripts/bundle_vocab.py ../shared/vocab
 
-Each table embeds the SHA-256 of its source; tests/test_bundled.py checks it against the source
-file and compares every token.
+Each table embeds the SHA-256 of its source; tests/api/test_registry.py checks it against the
+source file and compares every token.
 """
 import hashlib
 import sys
