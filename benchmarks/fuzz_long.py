@@ -1,5 +1,5 @@
 """A long differential fuzzing run of bytepair against tiktoken (the bounded version is
-tests/test_fuzz_pretokenize.py).
+tests/parity/test_fuzz_pretokenize.py).
 
 Generated strings (tests/fuzztext.py: every character class the split patterns tell apart,
 whitespace/newline mixes, contractions, random code points; and long texts of mostly plain

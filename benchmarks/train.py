@@ -31,9 +31,9 @@ import textwrap
 
 CHILD = textwrap.dedent(r'''
     import json, resource, sys, time
-    lib, vocab_size, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    CL100K = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-              r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+    # The pattern comes from the parent (bytepair's cl100k pattern), so that a peer's process
+    # does not import bytepair to read it.
+    lib, vocab_size, CL100K, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 
     def lines():
         for p in paths:
@@ -100,7 +100,10 @@ def installed(module: str) -> bool:
 
 
 def child(lib: str, paths: list[str], vocab_size: int) -> dict:
-    r = subprocess.run([sys.executable, "-c", CHILD, lib, str(vocab_size), *paths], capture_output=True, text=True)
+    from bytepair import _core
+
+    r = subprocess.run([sys.executable, "-c", CHILD, lib, str(vocab_size), _core.PATTERNS["cl100k"], *paths],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{lib} failed:\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])

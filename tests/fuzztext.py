@@ -4,7 +4,7 @@ Strings are drawn from a palette with a few characters of every class the built-
 patterns tell apart (letters of each case class, modifier letters, marks, the contraction letters
 and their case folds, digits of several kinds, apostrophes, every kind of whitespace, CJK, emoji,
 punctuation), mixed with random code points, and with runs repeated, so class boundaries and
-whitespace/newline mixes come up often. Shared by tests/test_fuzz_pretokenize.py (bounded) and
+whitespace/newline mixes come up often. Shared by tests/parity/test_fuzz_pretokenize.py (bounded) and
 benchmarks/fuzz_long.py (long runs).
 
 `plain_text` makes longer texts of mostly ASCII and Latin-1 (what the pre-tokenizers' 64-byte

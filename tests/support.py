@@ -6,6 +6,7 @@ folder on sys.path.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 from pathlib import Path
@@ -16,7 +17,10 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BYTEPAIR_SHARED_DIR", REPO.parent / "shared"))
 VOCAB_DIR = Path(os.environ.get("BYTEPAIR_VOCAB_DIR", SHARED / "vocab"))
 CORPUS_DIR = Path(os.environ.get("BYTEPAIR_CORPUS_DIR", REPO / "corpus"))
-CORPORA = ("en", "code", "de")
+# Every corpus ../shared/corpus/make_corpus.py makes (.ci/run installs its Debian packages):
+# English prose, Python source, German man pages, Chinese prose and poems, and Ukrainian,
+# Turkish and Vietnamese man pages (Cyrillic, dotted/dotless i, stacked diacritics).
+CORPORA = ("en", "code", "de", "zh-fortunes", "uk", "tr", "vi")
 BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
 
 
@@ -27,6 +31,18 @@ def require(condition: bool, what: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{what} is missing in CI (.ci/run should have provided it)")
     pytest.skip(f"{what} is missing")
+
+
+def require_module(name: str):
+    """``import name``, under ``require``'s rule: a test dependency missing here skips the
+    module's tests locally and fails in CI (unlike ``pytest.importorskip``, which skips in CI
+    too). Usable at module level."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is missing in CI (it is in pyproject.toml's test extra)", pytrace=False)
+        pytest.skip(f"{name} is not installed", allow_module_level=True)
 
 
 def mistral_model(name: str) -> Path:

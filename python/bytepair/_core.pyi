@@ -6,7 +6,19 @@ Checked against the compiled module by tests/api/test_stubs.py (mypy's stubtest)
 import os
 from typing import AbstractSet, Any, Collection, Sequence, final
 
-__all__ = ["Tokenizer", "Trainer", "bpe2_info", "bpe2_source_hash", "gpt2_to_tiktoken", "parse_tiktoken"]
+__all__ = [
+    "BYTE_LEVEL_CHARS", "PATTERNS", "Tokenizer", "Trainer", "bpe2_info", "bpe2_source_hash",
+    "gpt2_to_tiktoken", "parse_tiktoken",
+]
+
+#: The built-in split patterns by name (crates/core/src/pretokenize/patterns.rs), each run by a
+#: hand-written scanner: "cl100k", "o200k", "r50k" (tiktoken's spelling of GPT-2's), "gpt2"
+#: (GPT-2's own spelling, HF's ByteLevel), "llama3", "rustbpe" (GPT-4's as minbpe/rustbpe write
+#: it), "nanochat".
+PATTERNS: dict[str, str]
+
+#: GPT-2's byte table (crates/core/src/formats/byte_level.rs): character i spells byte i.
+BYTE_LEVEL_CHARS: str
 
 _Allowed = AbstractSet[str] | str | None
 _Disallowed = Collection[str] | str | None
@@ -93,9 +105,9 @@ class Tokenizer:
     def pattern(self) -> str: ...
     @property
     def splitter(self) -> str:
-        """Which pre-tokenizer runs the pattern: a hand-written one ("cl100k", "llama3", "o200k",
-        "r50k", "nanochat", "rustbpe"), "automata" (an exact regex-automata rewrite of another
-        GPT-2/GPT-4-family pattern) or "regex"."""
+        """Which pre-tokenizer runs the pattern: the name of a built-in pattern (a key of
+        PATTERNS, run by its hand-written scanner), "automata" (an exact regex-automata rewrite
+        of another GPT-2/GPT-4-family pattern) or "regex"."""
     # score models
     def score(self, id: int) -> float: ...
     def piece_kind(self, id: int) -> int:

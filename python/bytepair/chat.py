@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bytepair.errors import BytepairError
+from bytepair.errors import ChatError  # defined with the others; importable from here as before
 
 __all__ = [
     "ChatError", "NANOCHAT_SPECIAL_TOKENS", "TEMPLATES", "render_conversation",
@@ -60,10 +60,6 @@ TEMPLATES: dict[str, list[str]] = {
     "nanochat": NANOCHAT_SPECIAL_TOKENS,
     "llama3": _LLAMA3_SPECIAL_TOKENS,
 }
-
-
-class ChatError(BytepairError, ValueError):
-    """A conversation the template cannot render; the message names the message and field."""
 
 
 def template_for(encoding: Any) -> str:

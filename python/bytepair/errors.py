@@ -1,5 +1,6 @@
-"""The exceptions bytepair raises. Each is also a built-in type (ValueError, KeyError, ...), so
-code written for tiktoken that catches those keeps working."""
+"""The exceptions bytepair raises, every one of them defined here (a test checks that no other
+module defines one). Each is also a built-in type (ValueError, KeyError, ...), so code written
+for tiktoken that catches those keeps working."""
 
 from __future__ import annotations
 
@@ -91,3 +92,7 @@ class LossyFormatError(BytepairError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.format, self.dropped, self.path, self.keeps))
+
+
+class ChatError(BytepairError, ValueError):
+    """A conversation the chat template cannot render; the message names the message and field."""

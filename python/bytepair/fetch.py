@@ -84,16 +84,14 @@ def read_file(blobpath: str | os.PathLike, expected_hash: str | None = None) -> 
 
 
 def _store(data: bytes, key: str) -> None:
-    """Write to the first writable cache directory: temp file, then rename (never half a file)."""
+    """Write to the first writable cache directory (atomically: never half a file, no temp file
+    left behind)."""
+    from bytepair.atomic import write_atomic
+
     for d in cache_dirs():
         try:
             d.mkdir(parents=True, exist_ok=True)
-            import tempfile
-
-            fd, tmp = tempfile.mkstemp(dir=d, prefix=key, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, d / key)
+            write_atomic(d / key, data)
             return
         except OSError:
             continue

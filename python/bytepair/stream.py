@@ -5,7 +5,7 @@ into byte tokens; SentencePiece spells them as ``<0xHH>`` pieces), so decoding e
 own prints U+FFFD where the whole text has a character. :class:`StreamDecoder` holds back the
 bytes of an unfinished character until the id that completes it arrives; what it has given
 out, joined, is always a prefix of ``decode(all ids so far)``, and after :meth:`flush` it is
-exactly that (tested for every split of the ids, tests/api/test_chat_stream.py).
+exactly that (tested for every split of the ids, tests/parity/test_stream_decode.py).
 
 Cost: O(1) per id for rank-based encodings (each id's bytes are looked up once). For
 SentencePiece-style tokenizers, whose decoding of a piece depends on what came before it (the

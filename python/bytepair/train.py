@@ -20,8 +20,6 @@ import time
 from bytepair import _core
 from bytepair.encoding import Encoding
 from bytepair.errors import FormatError, PatternError, TrainingError, VocabError
-from bytepair.registry.llama import LLAMA3_PATTERN
-from bytepair.registry.openai import CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN
 
 # json, logging and typing are imported where they are used, not here: `import bytepair`
 # imports this module, and start-up should not pay for them (see bytepair/__init__.py).
@@ -44,24 +42,24 @@ def _log():
 
 # nanochat's split pattern, as nanochat writes it: the GPT-4 pattern in the form minbpe and
 # rustbpe use (no possessive `\s++$` branch, `\s+` last) with numbers split 1-2 digits at a time.
-NANOCHAT_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*"""
-    r"""|\s*[\r\n]|\s+(?!\S)|\s+"""
-)
+# Like every built-in pattern, written once in Rust (crates/core/src/pretokenize/patterns.rs).
+NANOCHAT_PATTERN = _core.PATTERNS["nanochat"]
 
 # minbpe's and rustbpe's form of the GPT-4 pattern (rustbpe's default): the same as
 # NANOCHAT_PATTERN with digits 1-3 at a time. Not a preset (use "gpt4"); kept for comparisons.
-RUSTBPE_GPT4_PATTERN = NANOCHAT_PATTERN.replace(r"\p{N}{1,2}", r"\p{N}{1,3}")
+RUSTBPE_GPT4_PATTERN = _core.PATTERNS["rustbpe"]
 
-#: Named split patterns accepted by ``pattern=``. Anything else is taken as a regex.
+#: Named split patterns accepted by ``pattern=``. Anything else is taken as a regex. Each is a
+#: built-in pattern; "gpt2" is tiktoken's spelling of GPT-2's pattern (as the gpt2 encoding
+#: has it), not GPT-2's own (``_core.PATTERNS["gpt2"]``), which splits the same.
 PATTERNS: dict[str, str] = {
-    "gpt2": R50K_PATTERN,
-    "r50k": R50K_PATTERN,
-    "gpt4": CL100K_PATTERN,
-    "cl100k": CL100K_PATTERN,
-    "o200k": O200K_PATTERN,
-    "llama3": LLAMA3_PATTERN,
-    "nanochat": NANOCHAT_PATTERN,
+    "gpt2": _core.PATTERNS["r50k"],
+    "r50k": _core.PATTERNS["r50k"],
+    "gpt4": _core.PATTERNS["cl100k"],
+    "cl100k": _core.PATTERNS["cl100k"],
+    "o200k": _core.PATTERNS["o200k"],
+    "llama3": _core.PATTERNS["llama3"],
+    "nanochat": _core.PATTERNS["nanochat"],
 }
 
 # A batch of documents is handed to Rust once it holds this many characters (or documents):

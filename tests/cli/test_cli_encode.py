@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 import bytepair
 from bytepair.cli import main
+from support import require
 
 
 @pytest.fixture
@@ -79,8 +80,7 @@ def test_list(run):
 
 def test_console_script_installed():
     exe = shutil.which("bytepair")
-    if exe is None:
-        pytest.skip("console script not on PATH (package not installed with pip)")
+    require(exe is not None, "the bytepair console script on PATH (pip install -e .)")
     proc = subprocess.run([exe, "count", "-e", "cl100k_base", "-"], input="hello world",
                           capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "2"

@@ -12,6 +12,7 @@ import bytepair
 from bytepair.cli import main
 from bytepair.formats.tiktoken import load_tiktoken_bpe
 from bytepair.train_reference import train_reference
+from support import require_module
 
 TEXT = "the cat sat on the mat\nthe dog sat on the log\n\nthe end  \n" * 3
 
@@ -92,7 +93,7 @@ def test_trained_encoding_surface(corpus, tmp_path):
 
 
 def test_progress_bar_and_logging(corpus, capsys, caplog):
-    pytest.importorskip("tqdm")
+    require_module("tqdm")
     with caplog.at_level("INFO", logger="bytepair.train"):
         bytepair.train_files([corpus], 270, show_progress=True)
     err = capsys.readouterr().err

@@ -15,8 +15,10 @@ import random
 
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
-tiktoken = pytest.importorskip("tiktoken")
+from support import VOCAB_DIR, require_module
+
+hypothesis = require_module("hypothesis")
+tiktoken = require_module("tiktoken")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -25,7 +27,6 @@ from bytepair.registry import llama, openai  # noqa: E402
 from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN  # noqa: E402
 
 from fuzztext import PALETTE, plain_text, random_text  # noqa: E402
-from support import VOCAB_DIR  # noqa: E402
 N_GENERATED = 2500
 
 

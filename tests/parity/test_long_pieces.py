@@ -14,15 +14,16 @@ import random
 
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
-tiktoken = pytest.importorskip("tiktoken")
+from support import VOCAB_DIR, require, require_module
+
+hypothesis = require_module("hypothesis")
+tiktoken = require_module("tiktoken")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import bytepair  # noqa: E402
 from bytepair.registry import openai  # noqa: E402
 
-from support import VOCAB_DIR, require  # noqa: E402
 
 PATTERNS = {"cl100k_base": openai.CL100K_PATTERN, "o200k_base": openai.O200K_PATTERN}
 

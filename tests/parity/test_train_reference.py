@@ -4,8 +4,6 @@ on Hypothesis corpora, and on slices of the real corpora."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,14 +11,14 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.train_reference import merge, train_reference
+from support import CORPORA, CORPUS_DIR, require
 
 
 def corpus_lines(name: str, limit: int) -> list[str]:
-    d = os.environ.get("BYTEPAIR_CORPUS_DIR")
-    if not d:
-        pytest.skip("BYTEPAIR_CORPUS_DIR is not set")
+    path = CORPUS_DIR / f"{name}.txt"
+    require(path.is_file(), f"{path} (set BYTEPAIR_CORPUS_DIR)")
     out, size = [], 0
-    with open(Path(d) / f"{name}.txt", encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             out.append(line)
             size += len(line)
@@ -117,7 +115,7 @@ def test_hypothesis_any_text(texts, extra):
     check(texts, 256 + extra, pattern="gpt2")
 
 
-@pytest.mark.parametrize("name", ["en", "code", "de"])
+@pytest.mark.parametrize("name", CORPORA)
 def test_real_corpus_slices(name):
     lines = corpus_lines(name, 30_000)
     check(lines, 256 + 200, pattern="gpt4")

@@ -12,28 +12,25 @@ encodes exactly as tiktoken does with the same ranks.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 import bytepair
-from bytepair.train import NANOCHAT_PATTERN, resolve_pattern
+from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN, resolve_pattern
 
-rustbpe = pytest.importorskip("rustbpe")
+from support import CORPORA, CORPUS_DIR, require, require_module
 
-# rustbpe's default pattern (minbpe's form of the GPT-4 pattern).
-RUSTBPE_GPT4 = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*"""
-    r"""|\s*[\r\n]|\s+(?!\S)|\s+"""
-)
+rustbpe = require_module("rustbpe")
+
+# rustbpe's default pattern (minbpe's form of the GPT-4 pattern; tests/parity/test_patterns.py
+# checks it is rustbpe's).
+RUSTBPE_GPT4 = RUSTBPE_GPT4_PATTERN
 
 
 def corpus_dir() -> Path:
-    d = os.environ.get("BYTEPAIR_CORPUS_DIR")
-    if not d:
-        pytest.skip("BYTEPAIR_CORPUS_DIR is not set")
-    return Path(d)
+    require(CORPUS_DIR.is_dir(), f"the corpora in {CORPUS_DIR} (set BYTEPAIR_CORPUS_DIR)")
+    return CORPUS_DIR
 
 
 def lines(name: str, limit: int | None = None) -> list[str]:
@@ -60,7 +57,7 @@ def ours(texts, vocab_size, pattern, threads=None):
     return bytepair.train(texts, vocab_size, pattern=pattern, num_threads=threads, show_progress=False)
 
 
-@pytest.mark.parametrize("name", ["en", "code", "de"])
+@pytest.mark.parametrize("name", CORPORA)
 @pytest.mark.parametrize("pattern", [RUSTBPE_GPT4, "gpt4", "o200k", "nanochat"])
 def test_corpus_slices_vocab_2048(name, pattern):
     texts = lines(name, 1_000_000)
@@ -89,7 +86,7 @@ def test_same_result_for_any_thread_count_and_run():
 
 
 def test_trained_encoding_encodes_like_tiktoken():
-    tiktoken = pytest.importorskip("tiktoken")
+    tiktoken = require_module("tiktoken")
     texts = lines("en", 300_000) + lines("code", 300_000)
     enc = bytepair.train(texts, 2000, special_tokens=["<|endoftext|>"], show_progress=False)
     ref = tiktoken.Encoding("ref", pat_str=enc._pat_str, mergeable_ranks=enc._mergeable_ranks,

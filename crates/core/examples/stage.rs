@@ -1,23 +1,19 @@
 //! Runs one stage of the encoder many times over a file, for perf / cachegrind (not a benchmark
 //! of record; see benchmarks/). Usage:
-//! cargo run --release --example stage -- <table.bpe2> <o200k|cl100k|r50k> <mode> <file> [reps] [max bytes]
+//! cargo run --release --example stage -- <table.bpe2> <pattern name: o200k, cl100k, r50k, llama3, ...> <mode> <file> [reps] [max bytes]
 //! Modes: split, lookup (split + whole-piece lookup), encode, count; `all` runs the four
 //! interleaved and prints the time each stage adds; `stats` prints piece lengths, hits and misses.
 //! `stage <table.bpe2> <enc> load [reps]` times reading the table and building its index.
 //! Every timed run starts with no kept piece cache unless STAGE_WARM is set.
 use bytepair_core::formats::bpe2;
-use bytepair_core::pretokenize::Pretokenizer;
+use bytepair_core::pretokenize::{patterns, Pretokenizer};
 use bytepair_core::{Encoder, SpecialFilter};
 use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let data = std::fs::read(&args[1]).unwrap();
-    let pattern = match args[2].as_str() {
-        "o200k" => bytepair_core::pretokenize::o200k::O200K_PATTERN,
-        "r50k" => bytepair_core::pretokenize::r50k::R50K_PATTERN,
-        _ => bytepair_core::pretokenize::cl100k::CL100K_PATTERN,
-    };
+    let pattern = bytepair_core::pretokenize::patterns::named(&args[2]).map_or(patterns::CL100K, |b| b.pattern);
     if args[3] == "load" {
         let (mut read, mut index) = (f64::MAX, f64::MAX);
         for _ in 0..args.get(4).map_or(20, |s| s.parse().unwrap()) {

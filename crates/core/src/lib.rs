@@ -32,6 +32,9 @@ pub mod tokenizer;
 pub mod train;
 pub mod vocab;
 
+#[cfg(test)]
+mod test_data;
+
 pub use models::rank::{Encoder, SpecialFilter};
 pub use error::{Error, Result};
 pub use tokenizer::{EncodeOptions, Model, Tokenizer};

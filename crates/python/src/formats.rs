@@ -1,7 +1,7 @@
 //! Vocabulary file formats: header and trailer inspection for BPE2/BPZ2, and the readers and
 //! writers of the scored (SentencePiece, LEAP) and merge-list (QTKR) formats.
 
-use bytepair_core::formats::{bpe2, gpt2, tiktoken};
+use bytepair_core::formats::{bpe2, byte_level, gpt2, tiktoken};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -31,7 +31,7 @@ fn bpe2_info<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> 
 }
 
 /// GPT-2's `vocab.bpe` + `encoder.json` as a `.tiktoken` file's bytes (ranks checked to agree),
-/// for `CoreBPE.from_tiktoken`: no Python object per token.
+/// for `Tokenizer.from_tiktoken`: no Python object per token.
 #[pyfunction]
 fn gpt2_to_tiktoken<'py>(py: Python<'py>, vocab_bpe: &[u8], encoder_json: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
     let text = py.allow_threads(|| {
@@ -46,5 +46,7 @@ fn gpt2_to_tiktoken<'py>(py: Python<'py>, vocab_bpe: &[u8], encoder_json: &[u8])
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bpe2_info, m)?)?;
     m.add_function(wrap_pyfunction!(gpt2_to_tiktoken, m)?)?;
+    // GPT-2's byte table as one string: character i spells byte i.
+    m.add("BYTE_LEVEL_CHARS", byte_level::BYTE_CHARS.iter().collect::<String>())?;
     Ok(())
 }

@@ -12,8 +12,9 @@ mod tokenizer;
 mod train;
 
 use bytepair_core::formats::{bpe2, tiktoken};
+use bytepair_core::pretokenize::patterns;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::errors::guarded;
 
@@ -38,5 +39,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(bpe2_source_hash, m)?)?;
     formats::register(m)?;
+    // The built-in split patterns by name (crates/core/src/pretokenize/patterns.rs): the
+    // Python package's pattern constants are these strings, never copies.
+    let builtin = PyDict::new(m.py());
+    for b in &patterns::BUILTIN {
+        builtin.set_item(b.name, b.pattern)?;
+    }
+    m.add("PATTERNS", builtin)?;
     Ok(())
 }

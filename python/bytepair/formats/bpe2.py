@@ -10,10 +10,10 @@ dependency, and the reader can refuse an implausible inflated size before alloca
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 
 from bytepair import _core
+from bytepair.atomic import write_atomic  # noqa: F401 (its old home; formats/__init__.py imports it here)
 from bytepair.errors import FormatError
 
 
@@ -77,16 +77,3 @@ def verify(table: bytes, source: bytes, table_name: str = "table", source_name: 
     if extra > 0:
         problems.append(f"the table has {extra} mergeable tokens that {source_name} does not")
     return VerifyReport(hash_ok, len(ranks), problems)
-
-
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Temp file in the same directory, then rename: a reader never sees half a file."""
-    path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

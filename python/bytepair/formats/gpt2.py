@@ -22,19 +22,18 @@ from bytepair.registry.openai import R50K_PATTERN as GPT2_PATTERN
 _SPECIAL_ENTRY = re.compile(rb'"(<\|(?:endoftext|startoftext)\|>)"\s*:\s*([0-9]+)')
 
 
-def _printable_first() -> list[int]:
-    printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
-    return printable + [b for b in range(256) if b not in set(printable)]
-
-
 def byte_to_char() -> dict[int, str]:
-    """GPT-2's byte -> stand-in character table."""
-    order = _printable_first()
-    n_printable = sum(1 for b in range(256) if chr(b).isprintable() and chr(b) != " ")
-    table = {}
-    for i, b in enumerate(order):
-        table[b] = chr(b) if i < n_printable else chr(256 + i - n_printable)
-    return table
+    """GPT-2's byte -> stand-in character table (defined once, in Rust:
+    ``crates/core/src/formats/byte_level.rs``)."""
+    from bytepair import _core
+
+    return dict(enumerate(_core.BYTE_LEVEL_CHARS))
+
+
+def _printable_first() -> list[int]:
+    """The bytes in rank order (GPT-2's first 256 ranks): by their stand-in characters."""
+    table = byte_to_char()
+    return sorted(table, key=lambda b: table[b])
 
 
 def gpt2_tiktoken_bytes(vocab_bpe: bytes, encoder_json: bytes) -> bytes:

@@ -7,6 +7,7 @@ import base64
 import os
 
 from bytepair import _core, fetch
+from bytepair.atomic import write_atomic
 from bytepair.errors import FormatError
 
 
@@ -42,11 +43,4 @@ def dump_tiktoken_bpe(mergeable_ranks: dict[bytes, int], path: str | os.PathLike
     """Writes ``{token bytes: rank}`` as a ``.tiktoken`` file, in rank order, atomically."""
     lines = [base64.b64encode(tok) + b" " + str(rank).encode() + b"\n"
              for tok, rank in sorted(mergeable_ranks.items(), key=lambda kv: kv[1])]
-    _write_atomic(path, b"".join(lines))
-
-
-def _write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    write_atomic(path, b"".join(lines))

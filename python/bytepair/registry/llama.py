@@ -18,10 +18,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-LLAMA3_PATTERN = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+# Written once, in Rust (crates/core/src/pretokenize/patterns.rs).
+LLAMA3_PATTERN = _core.PATTERNS["llama3"]
 LLAMA3_N_RANKS = 128_000
 LLAMA3_N_SPECIAL = 256
 

@@ -1,6 +1,6 @@
 """Which encoding each OpenAI model uses: tiktoken's table, kept in step with it.
 
-`tests/test_registry.py` compares these two mappings with the installed tiktoken's, entry by
+`tests/api/test_registry.py` compares these two mappings with the installed tiktoken's, entry by
 entry and in order (prefix order decides which prefix matches first).
 """
 

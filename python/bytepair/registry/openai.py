@@ -34,25 +34,14 @@ FIM_MIDDLE = "<|fim_middle|>"
 FIM_SUFFIX = "<|fim_suffix|>"
 ENDOFPROMPT = "<|endofprompt|>"
 
-# GPT-2's pattern in the form tiktoken uses (possessive quantifiers; same pieces, less backtracking).
-R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-
-O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
+# The split patterns are written once, in Rust (crates/core/src/pretokenize/patterns.rs), and
+# read from the binding: a pattern given here as its own string could drift by a character and
+# silently lose its hand-written scanner.
+# GPT-2's pattern as tiktoken spells it (possessive quantifiers; same pieces, less backtracking):
+# gpt2, r50k_base, p50k_base, p50k_edit.
+R50K_PATTERN = _core.PATTERNS["r50k"]
+CL100K_PATTERN = _core.PATTERNS["cl100k"]
+O200K_PATTERN = _core.PATTERNS["o200k"]
 
 # SHA-256 of the .tiktoken files these tables were built from (the hashes tiktoken pins).
 SOURCE_SHA256 = {

@@ -34,7 +34,6 @@
 //! is safe; every count and length is checked against the bytes present before anything is
 //! allocated from it.
 
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::vocab::Vocab;
@@ -402,10 +401,6 @@ pub fn write(vocab: &Vocab, source_hash: [u8; 32], meta: Option<&Meta>, zstd_lev
         out.extend_from_slice(&body);
     }
     Ok(out)
-}
-
-pub fn sha256(data: &[u8]) -> [u8; 32] {
-    Sha256::digest(data).into()
 }
 
 impl Bpe2 {

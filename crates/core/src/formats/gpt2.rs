@@ -1,33 +1,25 @@
 //! GPT-2's original vocabulary files: `encoder.json` (token spelling -> rank) and `vocab.bpe`
 //! (the merge list), tokens spelled with GPT-2's printable stand-ins for bytes (see
-//! [`super::hf::byte_chars`]).
+//! [`super::byte_level`]).
 //!
 //! Ranks as tiktoken's `data_gym_to_mergeable_bpe_ranks` gives them: the 256 single bytes in
-//! printable-first order, then merge k of `vocab.bpe` at rank 256 + k. `encoder.json` must agree
-//! (its `<|endoftext|>` / `<|startoftext|>` entries are special tokens, left out).
+//! printable-first order ([`printable_first`]), then merge k of `vocab.bpe` at rank 256 + k.
+//! `encoder.json` must agree (its `<|endoftext|>` / `<|startoftext|>` entries are special
+//! tokens, left out).
 //!
 //! Errors name the file: locations start with `vocab.bpe` or `encoder.json`.
 
 use std::collections::HashMap;
 
-use super::hf::{byte_chars, parse_vocab_object};
+use super::byte_level::{self, printable_first};
+use super::hf::parse_vocab_object;
 use crate::error::{Error, Result};
-
-/// The byte order of the first 256 ranks: printable bytes (other than space) first.
-pub fn printable_first() -> Vec<u8> {
-    let printable = |b: u8| matches!(b, 33..=126 | 161..=172 | 174..=255);
-    (0..=255u8).filter(|&b| printable(b)).chain((0..=255u8).filter(|&b| !printable(b))).collect()
-}
 
 /// Token bytes by rank.
 pub fn read(vocab_bpe: &[u8], encoder_json: &[u8]) -> Result<Vec<Vec<u8>>> {
-    let mut to_byte: HashMap<char, u8> = HashMap::with_capacity(256);
-    for (b, c) in byte_chars().into_iter().enumerate() {
-        to_byte.insert(c, b as u8);
-    }
     let bytes_of = |s: &str, file: &str, at: &dyn Fn() -> String| -> Result<Vec<u8>> {
         s.chars()
-            .map(|c| to_byte.get(&c).copied().ok_or_else(|| Error::format(format!("{file} {}", at()), format!("character {c:?} is not a GPT-2 byte character"))))
+            .map(|c| byte_level::byte_of(c).ok_or_else(|| Error::format(format!("{file} {}", at()), format!("character {c:?} is not a GPT-2 byte character"))))
             .collect()
     };
     let text = std::str::from_utf8(vocab_bpe).map_err(|e| Error::format("vocab.bpe", format!("not UTF-8: {e}")))?;

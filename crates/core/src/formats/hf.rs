@@ -23,11 +23,10 @@ use serde_json::{Map, Value};
 
 use crate::added::AddedToken;
 use crate::error::{Error, Result};
+use super::byte_level;
 use crate::normalizers::Normalizer;
+use crate::pretokenize::patterns;
 use crate::pretokenize::prefix::Prefix;
-
-/// GPT-2's pattern as HF's ByteLevel pre-tokenizer applies it (`use_regex: true`).
-pub const BYTE_LEVEL_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 
 const SPACE: &str = "\u{2581}";
 
@@ -55,23 +54,6 @@ pub struct HfModel {
 
 fn fail<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T> {
     Err(Error::format(field, message))
-}
-
-/// GPT-2's byte -> stand-in character: printable Latin-1 bytes other than space keep their
-/// code point, the others are numbered from U+0100 upwards in byte order.
-pub fn byte_chars() -> [char; 256] {
-    let printable = |b: u32| matches!(b, 33..=126 | 161..=172 | 174..=255);
-    let mut out = ['\0'; 256];
-    let mut next = 256u32;
-    for b in 0..256u32 {
-        out[b as usize] = if printable(b) {
-            char::from_u32(b).unwrap_or('\0')
-        } else {
-            next += 1;
-            char::from_u32(next - 1).unwrap_or('\0')
-        };
-    }
-    out
 }
 
 fn type_of(v: &Value) -> Option<&str> {
@@ -179,17 +161,12 @@ pub fn read(data: &[u8]) -> Result<HfModel> {
 
     // Token bytes by id.
     let mut tokens: Vec<Vec<u8>> = vec![Vec::new(); size as usize];
-    // ByteLevel's characters are all below U+0144: a table indexed by code point.
-    let mut char_to_byte = [None; 0x144];
-    for (b, c) in byte_chars().into_iter().enumerate() {
-        char_to_byte[c as usize] = Some(b as u8);
-    }
     for (s, id) in &vocab_list {
         let (s, id) = (s.as_ref(), *id);
         let bytes = if byte_level {
             let mut out = Vec::with_capacity(s.len());
             for c in s.chars() {
-                match char_to_byte.get(c as usize).copied().flatten() {
+                match byte_level::byte_of(c) {
                     Some(b) => out.push(b),
                     None => {
                         return fail(format!("model.vocab[{s:?}]"), format!("character {c:?} is not one of ByteLevel's byte characters"))
@@ -586,7 +563,8 @@ fn pipeline(obj: &Value) -> Result<(Option<String>, bool, Normalizer, Prefix)> {
                     if pattern.is_some() {
                         return two();
                     }
-                    pattern = Some(BYTE_LEVEL_PATTERN.to_string());
+                    // HF's ByteLevel pre-tokenizer with `use_regex: true` splits with GPT-2's own pattern.
+                    pattern = Some(patterns::GPT2.to_string());
                 }
             }
             Some("Split") => {
@@ -628,15 +606,6 @@ fn pipeline(obj: &Value) -> Result<(Option<String>, bool, Normalizer, Prefix)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn byte_chars_are_gpt2s() {
-        let t = byte_chars();
-        assert_eq!(t[b'a' as usize], 'a');
-        assert_eq!(t[b' ' as usize], '\u{120}');
-        assert_eq!(t[0], '\u{100}');
-        assert_eq!(t[0xad], '\u{143}');
-    }
 
     #[test]
     fn reads_and_refuses() {

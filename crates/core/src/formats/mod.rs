@@ -4,13 +4,15 @@
 //! - [`leap`]: llama2.c scored vocabulary (`tokenizer.bin`);
 //! - [`qtkr`]: QTKR merge-list vocabulary;
 //! - [`hf`]: HF `tokenizer.json` (BPE models), streamed with serde_json;
-//! - [`gpt2`]: GPT-2's `encoder.json` + `vocab.bpe`;
+//! - [`gpt2`]: GPT-2's `encoder.json` + `vocab.bpe`, spelled with [`byte_level`]'s byte table
+//!   (as HF's ByteLevel tokens are);
 //! - [`sentencepiece`]: SentencePiece `.model` (protobuf ModelProto, read by [`protobuf`]).
 //!
 //! Every reader takes the whole file as bytes and answers a [`crate::Error::Format`] that says
 //! where the problem is; none trusts a count or offset before checking it against the size.
 
 pub mod bpe2;
+pub mod byte_level;
 pub mod gpt2;
 pub mod hf;
 pub mod leap;

@@ -7,7 +7,8 @@
 //! ```
 //!
 //! and two more of the family, the GPT-4 pattern as minbpe and rustbpe write it
-//! ([`RUSTBPE_GPT4_PATTERN`]) and nanochat's ([`NANOCHAT_PATTERN`], digits two at a time):
+//! ([`RUSTBPE_GPT4`](super::patterns::RUSTBPE_GPT4)) and nanochat's
+//! ([`NANOCHAT`](super::patterns::NANOCHAT), digits two at a time):
 //!
 //! ```text
 //! rustbpe:  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
@@ -33,13 +34,6 @@ use super::scan::{
     alpha_run, digits_end, flags_at, for_each_span, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
 };
 use super::unicode::{contraction_letter, decode, flags, L, N};
-
-pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
-pub const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-/// The GPT-4 pattern as minbpe and rustbpe write it (rustbpe's default).
-pub const RUSTBPE_GPT4_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
-/// nanochat's split pattern: rustbpe's form with numbers two digits at a time.
-pub const NANOCHAT_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
 
 /// The length of a case-insensitive contraction (`s d m t ll ve re`) at `i`, just after the
 /// apostrophe; 0 if there is none.

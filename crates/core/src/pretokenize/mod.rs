@@ -1,8 +1,9 @@
 //! Splitting text into pieces before BPE, exactly as the encoding's split pattern does.
 //!
-//! - Built-in patterns get hand-written scanners, chosen when the pattern text is exactly one
-//!   they implement: [`cl100k`] (cl100k_base, Llama 3, nanochat's and minbpe/rustbpe's form of
-//!   the GPT-4 pattern), [`o200k`] (o200k_base/harmony), [`r50k`] (GPT-2, r50k, p50k). For all
+//! - Built-in patterns ([`patterns::BUILTIN`], the one place their texts are written) get
+//!   hand-written scanners, chosen when the pattern text is exactly a table entry's:
+//!   [`cl100k`] (cl100k_base, Llama 3, nanochat's and minbpe/rustbpe's form of the GPT-4
+//!   pattern), [`o200k`] (o200k_base/harmony), [`r50k`] (GPT-2, r50k, p50k). For all
 //!   but the regex engines, [`block`] finds the pieces of plain text 64 bytes at a time and the
 //!   scanners take the rest. They run a few times faster than any regex engine because
 //!   they never backtrack: each reads a class table ([`unicode`], generated from the regex
@@ -21,23 +22,19 @@ pub mod automata;
 pub mod block;
 pub mod cl100k;
 pub mod o200k;
+pub mod patterns;
 pub mod r50k;
 pub mod regex;
 pub mod scan;
 pub mod unicode;
 
 use crate::error::Result;
+use patterns::{Builtin, Scanner};
 
 #[derive(Debug, Clone)]
 pub enum Pretokenizer {
-    Cl100k,
-    Llama3,
-    /// The GPT-4 pattern as minbpe and rustbpe write it: read as Llama 3's (see `cl100k.rs`).
-    Rustbpe,
-    /// nanochat's pattern.
-    Nanochat,
-    O200k,
-    R50k(&'static str),
+    /// A built-in pattern, on the hand-written scanner its table entry names.
+    Builtin(&'static Builtin),
     /// GPT-2/GPT-4-family patterns rewritten exactly for regex-automata (see `automata.rs`).
     Automata(automata::AutomataSplitter),
     Regex(regex::RegexSplitter),
@@ -45,21 +42,13 @@ pub enum Pretokenizer {
 
 impl Pretokenizer {
     pub fn new(pattern: &str) -> Result<Self> {
-        Ok(match pattern {
-            cl100k::CL100K_PATTERN => Pretokenizer::Cl100k,
-            cl100k::LLAMA3_PATTERN => Pretokenizer::Llama3,
-            cl100k::RUSTBPE_GPT4_PATTERN => Pretokenizer::Rustbpe,
-            cl100k::NANOCHAT_PATTERN => Pretokenizer::Nanochat,
-            o200k::O200K_PATTERN => Pretokenizer::O200k,
-            r50k::R50K_PATTERN => Pretokenizer::R50k(r50k::R50K_PATTERN),
-            r50k::GPT2_PATTERN => Pretokenizer::R50k(r50k::GPT2_PATTERN),
-            _ => {
-                let general = regex::RegexSplitter::new(pattern)?; // validates the pattern as written
-                match automata::AutomataSplitter::new(pattern) {
-                    Some(fast) => Pretokenizer::Automata(fast),
-                    None => Pretokenizer::Regex(general),
-                }
-            }
+        if let Some(builtin) = patterns::find(pattern) {
+            return Ok(Pretokenizer::Builtin(builtin));
+        }
+        let general = regex::RegexSplitter::new(pattern)?; // validates the pattern as written
+        Ok(match automata::AutomataSplitter::new(pattern) {
+            Some(fast) => Pretokenizer::Automata(fast),
+            None => Pretokenizer::Regex(general),
         })
     }
 
@@ -97,11 +86,13 @@ impl Pretokenizer {
         // A closure per arm, each with one call site: one closure shared by the five arms
         // (`&mut piece`) measured 1-1.5% slower here (`stage split`, o200k German and code).
         match self {
-            Pretokenizer::Cl100k => cl100k::for_each_span_cl100k(text, range, |i, j| f(&text[i..j])),
-            Pretokenizer::Llama3 | Pretokenizer::Rustbpe => cl100k::for_each_span_llama3(text, range, |i, j| f(&text[i..j])),
-            Pretokenizer::Nanochat => cl100k::for_each_span_nanochat(text, range, |i, j| f(&text[i..j])),
-            Pretokenizer::O200k => o200k::for_each_span_o200k(text, range, |i, j| f(&text[i..j])),
-            Pretokenizer::R50k(_) => r50k::for_each_span_r50k(text, range, |i, j| f(&text[i..j])),
+            Pretokenizer::Builtin(b) => match b.scanner {
+                Scanner::Cl100k => cl100k::for_each_span_cl100k(text, range, |i, j| f(&text[i..j])),
+                Scanner::Llama3 => cl100k::for_each_span_llama3(text, range, |i, j| f(&text[i..j])),
+                Scanner::Nanochat => cl100k::for_each_span_nanochat(text, range, |i, j| f(&text[i..j])),
+                Scanner::O200k => o200k::for_each_span_o200k(text, range, |i, j| f(&text[i..j])),
+                Scanner::R50k => r50k::for_each_span_r50k(text, range, |i, j| f(&text[i..j])),
+            },
             Pretokenizer::Regex(r) => return r.for_each_piece(text, starting_in(text, range, f)),
             Pretokenizer::Automata(a) => a.for_each_piece(text, starting_in(text, range, f)),
         }
@@ -112,7 +103,7 @@ impl Pretokenizer {
     /// piece, so the text can be encoded in parallel chunks with the serial output; `None` for
     /// the regex engines.
     ///
-    /// The offsets are ASCII letters right after a `\n`. In all four built-in patterns no
+    /// The offsets are ASCII letters right after a `\n`. In all the built-in patterns no
     /// alternative can match `\n` and then a letter: the optional first character of the letter
     /// alternatives excludes `\r` and `\n` (GPT-2's allows only a space), the punctuation
     /// alternative ends with `[\r\n]*` (o200k: `[\r\n/]*`), and the rest are digits or
@@ -140,27 +131,17 @@ impl Pretokenizer {
 
     pub fn pattern(&self) -> &str {
         match self {
-            Pretokenizer::Cl100k => cl100k::CL100K_PATTERN,
-            Pretokenizer::Llama3 => cl100k::LLAMA3_PATTERN,
-            Pretokenizer::Rustbpe => cl100k::RUSTBPE_GPT4_PATTERN,
-            Pretokenizer::Nanochat => cl100k::NANOCHAT_PATTERN,
-            Pretokenizer::O200k => o200k::O200K_PATTERN,
-            Pretokenizer::R50k(p) => p,
+            Pretokenizer::Builtin(b) => b.pattern,
             Pretokenizer::Automata(a) => a.pattern(),
             Pretokenizer::Regex(r) => r.pattern(),
         }
     }
 
-    /// Which splitter runs: `"cl100k"`, `"llama3"`, `"o200k"`, `"r50k"`, `"automata"` or
-    /// `"regex"`.
+    /// Which splitter runs: a built-in pattern's name (its scanner; see [`patterns::BUILTIN`]),
+    /// `"automata"` or `"regex"`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Pretokenizer::Cl100k => "cl100k",
-            Pretokenizer::Llama3 => "llama3",
-            Pretokenizer::Rustbpe => "rustbpe",
-            Pretokenizer::Nanochat => "nanochat",
-            Pretokenizer::O200k => "o200k",
-            Pretokenizer::R50k(_) => "r50k",
+            Pretokenizer::Builtin(b) => b.name,
             Pretokenizer::Automata(_) => "automata",
             Pretokenizer::Regex(_) => "regex",
         }

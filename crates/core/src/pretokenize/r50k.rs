@@ -11,9 +11,6 @@ use super::block::{for_each_span_block, Grammar};
 use super::scan::{flags_at, for_each_span, is_punct, run_end, whitespace_end, Whitespace};
 use super::unicode::{decode, flags, L, N};
 
-pub const R50K_PATTERN: &str = r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
-pub const GPT2_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
-
 #[inline(always)]
 fn end(bytes: &[u8], i: usize) -> usize {
     if bytes[i] == b'\'' {

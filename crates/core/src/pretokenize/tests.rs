@@ -3,15 +3,10 @@
 
 use super::*;
 
-const PATTERNS: [&str; 7] = [
-    cl100k::CL100K_PATTERN,
-    cl100k::LLAMA3_PATTERN,
-    cl100k::RUSTBPE_GPT4_PATTERN,
-    cl100k::NANOCHAT_PATTERN,
-    o200k::O200K_PATTERN,
-    r50k::R50K_PATTERN,
-    r50k::GPT2_PATTERN,
-];
+/// Every built-in pattern: each must split as fancy-regex does on its own text.
+fn builtin_patterns() -> impl Iterator<Item = &'static str> {
+    patterns::BUILTIN.iter().map(|b| b.pattern)
+}
 
 /// Characters chosen to sit on every class boundary of the patterns.
 const PALETTE: &[char] = &[
@@ -61,7 +56,7 @@ fn pieces(p: &Pretokenizer, text: &str) -> Vec<String> {
 
 fn check(pattern: &str, text: &str) {
     let fast = Pretokenizer::new(pattern).unwrap();
-    assert_ne!(fast.kind(), "regex");
+    assert!(matches!(fast, Pretokenizer::Builtin(_)), "{pattern} runs on {}", fast.kind());
     let slow = Pretokenizer::new_regex(pattern).unwrap();
     assert_eq!(pieces(&fast, text), pieces(&slow, text), "pattern {} on {text:?}", fast.kind());
 }
@@ -76,7 +71,7 @@ fn edge_cases() {
         "😀😀 👍\u{fe0f}", "\r\r\n\r", "x\u{2028}y", "a\u{3000}\u{3000}b", "\u{85}\u{85}", "$$$ $$",
         "  '  's", "\n's", "\t\tfoo", "\u{b}\u{c} x", " 1 22", "Hello, World! 123",
     ];
-    for p in PATTERNS {
+    for p in builtin_patterns() {
         for c in cases {
             check(p, c);
         }
@@ -86,8 +81,8 @@ fn edge_cases() {
 #[test]
 fn random_texts() {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let fast: Vec<_> = PATTERNS.iter().map(|p| Pretokenizer::new(p).unwrap()).collect();
-    let slow: Vec<_> = PATTERNS.iter().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
+    let fast: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new(p).unwrap()).collect();
+    let slow: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
     // BYTEPAIR_SCAN_CASES raises the count for a longer run (see docs/engine.md).
     let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
     for _ in 0..cases {
@@ -105,8 +100,8 @@ fn random_texts() {
 #[test]
 fn ascii_words() {
     let mut rng = Rng(0x5eed_0fa5_c1d3);
-    let fast: Vec<_> = PATTERNS.iter().map(|p| Pretokenizer::new(p).unwrap()).collect();
-    let slow: Vec<_> = PATTERNS.iter().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
+    let fast: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new(p).unwrap()).collect();
+    let slow: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
     let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
     for _ in 0..cases / 4 {
         let mut text = String::new();
@@ -139,7 +134,7 @@ fn ascii_words() {
 fn long_runs_are_one_pass() {
     // Not a timing test: these would take minutes if a scanner rescanned runs quadratically.
     let n = 200_000;
-    for p in PATTERNS {
+    for p in builtin_patterns() {
         let fast = Pretokenizer::new(p).unwrap();
         for unit in [" ", "\n", "a", "A", "ʰA", "1", "^", " \n", "\u{301}"] {
             let text = unit.repeat(n / unit.len());
@@ -152,7 +147,7 @@ fn long_runs_are_one_pass() {
 #[test]
 fn unknown_patterns_use_the_regex_engine() {
     assert_eq!(Pretokenizer::new(r"\w+|\s+").unwrap().kind(), "regex");
-    assert_eq!(Pretokenizer::new(o200k::O200K_PATTERN).unwrap().kind(), "o200k");
+    assert_eq!(Pretokenizer::new(patterns::O200K).unwrap().kind(), "o200k");
 }
 
 #[test]
@@ -164,7 +159,7 @@ fn chunks_at_split_points_give_the_serial_pieces() {
             text.push_str(&random_text(&mut rng));
             text.push_str(["\nab", "\n", " \nX", "  \n\nword", "\r\nZ"][rng.below(5)]);
         }
-        for p in PATTERNS {
+        for p in builtin_patterns() {
             let pre = Pretokenizer::new(p).unwrap();
             let serial = pieces(&pre, &text);
             for chunk in [1, 7, 50] {
@@ -184,13 +179,15 @@ fn chunks_at_split_points_give_the_serial_pieces() {
 
 #[test]
 fn ranges_on_the_regex_engines_give_the_serial_pieces() {
-    // No scanner for these patterns: one runs on regex-automata, one on fancy-regex. Cutting at
-    // any piece start must still give the serial pieces (the engines filter a full pass).
-    let nanochat = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+";
+    // No scanner for these patterns: one runs on regex-automata (the GPT-4 pattern with digits
+    // up to four at a time), one on fancy-regex. Cutting at any piece start must still give the
+    // serial pieces (the engines filter a full pass).
+    let digits4 = patterns::RUSTBPE_GPT4.replace(r"\p{N}{1,3}", r"\p{N}{1,4}");
     let custom = r"\p{L}+(?=\s)|\S+|\s+";
     let mut rng = Rng(0x0bad_cafe_f00d_1234);
-    for pattern in [nanochat, custom] {
+    for (pattern, kind) in [(digits4.as_str(), "automata"), (custom, "regex")] {
         let pre = Pretokenizer::new(pattern).unwrap();
+        assert_eq!(pre.kind(), kind);
         for _ in 0..100 {
             let text = random_text(&mut rng);
             let serial = pieces(&pre, &text);

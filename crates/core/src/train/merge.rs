@@ -159,16 +159,6 @@ impl Merger {
         })
     }
 
-    /// The number of distinct chunks of two or more bytes.
-    pub fn n_words(&self) -> usize {
-        self.words.weights.len()
-    }
-
-    /// The number of distinct pairs that occur now.
-    pub fn n_pairs(&self) -> usize {
-        self.index.map.len()
-    }
-
     /// The number of tokens so far (256 + new tokens made by merges).
     pub fn n_tokens(&self) -> usize {
         self.tokens.len()

@@ -137,7 +137,7 @@ impl Encoder {
     /// Encodes the pieces of `text[range]`, where `range` runs between [`Self::split_points`]
     /// (or the ends of the text): concatenating the chunks' ids gives `encode_ordinary(text)`.
     pub fn encode_ordinary_range<S: Sink>(&self, text: &str, range: std::ops::Range<usize>, out: &mut S) -> Result<()> {
-        use crate::pretokenize::{cl100k, o200k, r50k};
+        use crate::pretokenize::{cl100k, o200k, patterns::Scanner, r50k};
         let bytes = text.as_bytes();
         let mut cache = None;
         // One closure per scanner rather than one passed through
@@ -146,11 +146,13 @@ impl Encoder {
         // paid a call with six register saves and restores. Each closure here has one caller,
         // the loop of its scanner, and is inlined there.
         match &self.pretokenizer {
-            Pretokenizer::Cl100k => cl100k::for_each_span_cl100k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
-            Pretokenizer::Llama3 | Pretokenizer::Rustbpe => cl100k::for_each_span_llama3(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
-            Pretokenizer::Nanochat => cl100k::for_each_span_nanochat(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
-            Pretokenizer::O200k => o200k::for_each_span_o200k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
-            Pretokenizer::R50k(_) => r50k::for_each_span_r50k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+            Pretokenizer::Builtin(b) => match b.scanner {
+                Scanner::Cl100k => cl100k::for_each_span_cl100k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+                Scanner::Llama3 => cl100k::for_each_span_llama3(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+                Scanner::Nanochat => cl100k::for_each_span_nanochat(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+                Scanner::O200k => o200k::for_each_span_o200k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+                Scanner::R50k => r50k::for_each_span_r50k(text, range, |s, e| self.piece_at(&mut cache, bytes, s, e, out)),
+            },
             Pretokenizer::Regex(_) | Pretokenizer::Automata(_) => {
                 return self.pretokenizer.for_each_piece_in(text, range, |p| self.piece(&mut cache, text, p, out))
             }

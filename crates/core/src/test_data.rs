@@ -1,0 +1,26 @@
+//! Where the tests that read real data (vocabularies, corpora) find it, and the rule when it is
+//! missing, the same as the Python suite's `support.require`: skipped on a developer machine
+//! (with a note on stderr), a failure when `CI` is set, where `.ci/run` provides everything
+//! (tests/core/test_rust_core.py passes the folders on).
+
+use std::path::PathBuf;
+
+/// `$var/file` when `var` is set and the file is there. Otherwise `None` after a note, or a
+/// panic in CI.
+pub fn require(var: &str, file: &str) -> Option<PathBuf> {
+    let path = std::env::var_os(var).map(|dir| PathBuf::from(dir).join(file));
+    match path {
+        Some(p) if p.is_file() => Some(p),
+        _ => {
+            let what = match &path {
+                Some(p) => format!("{} (from ${var})", p.display()),
+                None => format!("${var} (the folder that holds {file})"),
+            };
+            if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+                panic!("{what} is missing in CI");
+            }
+            eprintln!("skipped: {what} is missing");
+            None
+        }
+    }
+}
