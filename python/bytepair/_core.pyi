@@ -4,7 +4,7 @@ Checked against the compiled module by tests/api/test_stubs.py (mypy's stubtest)
 """
 
 import os
-from typing import AbstractSet, Any, Collection, Sequence, final
+from typing import Any, Sequence, final
 
 __all__ = [
     "BYTE_LEVEL_CHARS", "PATTERNS", "Tokenizer", "Trainer", "bpe2_info", "bpe2_source_hash",
@@ -20,8 +20,6 @@ PATTERNS: dict[str, str]
 #: GPT-2's byte table (crates/core/src/formats/byte_level.rs): character i spells byte i.
 BYTE_LEVEL_CHARS: str
 
-_Allowed = AbstractSet[str] | str | None
-_Disallowed = Collection[str] | str | None
 
 @final
 class Tokenizer:
@@ -66,12 +64,15 @@ class Tokenizer:
         """Parsed in Rust; info: pattern, space_symbol, byte_level, added_tokens [(content, id, special)]."""
     # every model
     def encode_ordinary(self, text: str) -> list[int]: ...
-    def encode(self, text: str, allowed_special: _Allowed = None, disallowed_special: _Disallowed = None, add_bos: bool = False, add_eos: bool = False) -> list[int]: ...
-    def encode_to_buffer(self, text: str, allowed_special: _Allowed = None, disallowed_special: _Disallowed = None, add_bos: bool = False, add_eos: bool = False) -> bytearray: ...
-    def count(self, text: str, allowed_special: _Allowed = None, disallowed_special: _Disallowed = None, add_bos: bool = False, add_eos: bool = False) -> int: ...
+    def encode(self, text: str, **kwargs: Any) -> list[int]:
+        """kwargs: allowed_special, disallowed_special (left out: the home default; None:
+        nothing), add_bos, add_eos."""
+    def encode_to_buffer(self, text: str, **kwargs: Any) -> bytearray: ...
+    def count(self, text: str, **kwargs: Any) -> int: ...
     def encode_ordinary_parallel(self, text: str, num_threads: int) -> list[int]:
         """encode_ordinary of one long text, cut at provably safe offsets and encoded on threads."""
-    def encode_batch(self, texts: Sequence[str], allowed_special: _Allowed = None, disallowed_special: _Disallowed = None, num_threads: int = 8, add_bos: bool = False, add_eos: bool = False) -> list[list[int]]: ...
+    def encode_batch(self, texts: Sequence[str], **kwargs: Any) -> list[list[int]]:
+        """kwargs: encode's, and num_threads (default 8)."""
     def encode_ordinary_batch(self, texts: Sequence[str], num_threads: int) -> list[list[int]]: ...
     def clear_cache(self) -> None: ...
     def encode_single_token(self, bytes: bytes) -> int: ...

@@ -67,6 +67,25 @@ class _cached:
         return value
 
 
+# Methods an Encoding takes straight from its core (see `Encoding._init`).
+_BOUND = ("encode", "encode_ordinary", "count", "encode_batch")
+
+
+def _options(allowed_special, disallowed_special, add_bos, add_eos, **more) -> dict:
+    """The keyword arguments the core takes: only those given (one left out is the home
+    default)."""
+    kw = {k: v for k, v in more.items()}
+    if allowed_special is not HOME:
+        kw["allowed_special"] = allowed_special
+    if disallowed_special is not HOME:
+        kw["disallowed_special"] = disallowed_special
+    if add_bos:
+        kw["add_bos"] = True
+    if add_eos:
+        kw["add_eos"] = True
+    return kw
+
+
 class Encoding:
     """A tokenizer: its model (rank, score or merge-list BPE), split pattern, special tokens.
 
@@ -103,16 +122,14 @@ class Encoding:
         source_format: str | None = None,
         source: bytes | None = None,
         load_options: dict[str, Any] | None = None,
-        default_allowed: Any = frozenset(),
-        default_disallowed: Any = "all",
         pad_id: int | None = None,
     ) -> Encoding:
         """An Encoding over a core built directly from a file (no dict of ranks in between).
 
         ``special_tokens`` None takes the core's. ``source``/``load_options``: the file's
         bytes and how it was loaded, kept so that the Encoding pickles (as those bytes) and
-        can write its own format back unchanged. ``default_*``: the home system's
-        special-token policy."""
+        can write its own format back unchanged. The home system's special-token policy is
+        the core's (set by the reader that built it)."""
         self = cls.__new__(cls)
         if special_tokens is None:
             special_tokens = dict(core.special_tokens())
@@ -120,8 +137,6 @@ class Encoding:
         self.source_format = source_format
         self._source = source
         self._load_options = dict(load_options or {})
-        self._default_allowed = default_allowed
-        self._default_disallowed = default_disallowed
         self.pad_id = pad_id
         return self
 
@@ -139,13 +154,19 @@ class Encoding:
                     f"and the largest id is {self.max_token_value}"
                 )
         self._special_token_values = frozenset(special_tokens.values())
+        # The core's methods take the same arguments with the same meaning (an argument left
+        # out is the home default, kept in the core), so this instance hands them out as its
+        # own: a Python frame in between cost 6-10% of a one-line call. A subclass that
+        # overrides one keeps its override.
+        cls = type(self)
+        for method in _BOUND:
+            if getattr(cls, method) is getattr(Encoding, method):
+                self.__dict__[method] = getattr(core, method)
 
     # Class-level defaults, overridden by _from_core for tokenizers read from files.
     source_format: str | None = None
     _source: bytes | None = None
     _load_options: dict[str, Any] = {}
-    _default_allowed: Any = frozenset()
-    _default_disallowed: Any = "all"
     pad_id: int | None = None
 
     def __repr__(self) -> str:
@@ -202,13 +223,7 @@ class Encoding:
         >>> enc.encode("hello <|endoftext|>", allowed_special="all")
         [15339, 220, 100257]
         """
-        if allowed_special is HOME:
-            allowed_special = self._default_allowed
-        if disallowed_special is HOME:
-            disallowed_special = self._default_disallowed
-        if add_bos or add_eos:
-            return self._core_bpe.encode(text, allowed_special, disallowed_special, add_bos, add_eos)
-        return self._core_bpe.encode(text, allowed_special, disallowed_special)
+        return self._core_bpe.encode(text, **_options(allowed_special, disallowed_special, add_bos, add_eos))
 
     def count(
         self,
@@ -224,11 +239,7 @@ class Encoding:
         >>> enc.count("hello world")
         2
         """
-        if allowed_special is HOME:
-            allowed_special = self._default_allowed
-        if disallowed_special is HOME:
-            disallowed_special = self._default_disallowed
-        return self._core_bpe.count(text, allowed_special, disallowed_special, add_bos, add_eos)
+        return self._core_bpe.count(text, **_options(allowed_special, disallowed_special, add_bos, add_eos))
 
     def encode_to_numpy(
         self,
@@ -242,11 +253,7 @@ class Encoding:
         """Encodes text into a numpy ``uint32`` array (ids copied once, straight from Rust)."""
         import numpy as np
 
-        if allowed_special is HOME:
-            allowed_special = self._default_allowed
-        if disallowed_special is HOME:
-            disallowed_special = self._default_disallowed
-        buf = self._core_bpe.encode_to_buffer(text, allowed_special, disallowed_special, add_bos, add_eos)
+        buf = self._core_bpe.encode_to_buffer(text, **_options(allowed_special, disallowed_special, add_bos, add_eos))
         return np.frombuffer(buf, dtype=np.uint32)
 
     def encode_ordinary_parallel(self, text: str, *, num_threads: int = 8) -> list[int]:
@@ -280,11 +287,8 @@ class Encoding:
         add_eos: bool = False,
     ) -> list[list[int]]:
         """Encodes many texts in parallel; special tokens, BOS and EOS as in :meth:`encode`."""
-        if allowed_special is HOME:
-            allowed_special = self._default_allowed
-        if disallowed_special is HOME:
-            disallowed_special = self._default_disallowed
-        return self._core_bpe.encode_batch(text, allowed_special, disallowed_special, num_threads, add_bos, add_eos)
+        return self._core_bpe.encode_batch(
+            text, **_options(allowed_special, disallowed_special, add_bos, add_eos, num_threads=num_threads))
 
     def clear_cache(self) -> None:
         """Forgets the pieces this encoding has merged so far.

@@ -58,7 +58,7 @@ def test_base_layout_reader_ignores_trailer(tmp_path):
     assert dict(head["special_tokens"]) == enc._special_tokens
     # The base-layout reader (given specials and a pattern from elsewhere) still works.
     core = _core.Tokenizer.from_bpe2(base, list(enc._special_tokens.items()), enc._pat_str)
-    assert core.encode("hello world<|endoftext|>", "all", ()) == [15339, 1917, 100257]
+    assert core.encode("hello world<|endoftext|>", allowed_special="all", disallowed_special=()) == [15339, 1917, 100257]
 
 
 def test_verify_cli(tmp_path, vocab):
@@ -115,7 +115,7 @@ def test_from_bpe2_file_reads_like_from_bpe2(tmp_path, fmt, vocab):
     b = _core.Tokenizer.from_bpe2_file(tmp_path / f"v.{fmt}", specials, CL100K_PATTERN)
     assert _same_core(a, b)
     text = "hello <|endoftext|> world"
-    assert a.encode(text, "all", ()) == b.encode(text, "all", ())
+    assert a.encode(text, allowed_special="all") == b.encode(text, allowed_special="all")
     damaged = {"short": data[:40], "cut table": data[: 64 + 8 * 1000 + 3], "cut blob": data[:-10],
                "bad span": data[:64 + 8 * 5] + b"\xff" * 8 + data[64 + 8 * 6:]}
     for what, bad in damaged.items():

@@ -37,5 +37,5 @@ mod test_data;
 
 pub use models::rank::{Encoder, SpecialFilter};
 pub use error::{Error, Result};
-pub use tokenizer::{EncodeOptions, Model, Tokenizer};
+pub use tokenizer::{EncodeOptions, Model, SpecialDefaults, Tokenizer};
 pub use vocab::Vocab;

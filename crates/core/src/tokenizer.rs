@@ -44,9 +44,27 @@ pub struct EncodeOptions {
     pub add_eos: bool,
 }
 
+/// What a call that names no special-token policy does: each home system's rule. tiktoken (and
+/// every rank vocabulary, and QTKR) allows nothing and refuses every special spelling in text;
+/// HF tokenizers splits every added token out (all allowed; a caller who narrows
+/// `allowed_special` gets the others refused, as tiktoken's `"all"` default does);
+/// SentencePiece and llama2.c take the spellings as text (nothing allowed, nothing refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecialDefaults {
+    pub allow_all: bool,
+    pub refuse_all: bool,
+}
+
+impl SpecialDefaults {
+    pub const TIKTOKEN: SpecialDefaults = SpecialDefaults { allow_all: false, refuse_all: true };
+    pub const HF: SpecialDefaults = SpecialDefaults { allow_all: true, refuse_all: true };
+    pub const AS_TEXT: SpecialDefaults = SpecialDefaults { allow_all: false, refuse_all: false };
+}
+
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
     model: Model,
+    defaults: SpecialDefaults,
     /// BOS/EOS for `add_bos` / `add_eos`: the model's own (SentencePiece, LEAP) or the file's
     /// (QTKR records BOS/EOS/PAD ids). Rank vocabularies have none.
     bos: Option<u32>,
@@ -55,20 +73,20 @@ pub struct Tokenizer {
 
 impl From<Encoder> for Tokenizer {
     fn from(e: Encoder) -> Self {
-        Tokenizer { model: Model::Rank(e), bos: None, eos: None }
+        Tokenizer { model: Model::Rank(e), defaults: SpecialDefaults::TIKTOKEN, bos: None, eos: None }
     }
 }
 
 impl From<ScoreTokenizer> for Tokenizer {
     fn from(s: ScoreTokenizer) -> Self {
         let (bos, eos) = (s.bos_id(), s.eos_id());
-        Tokenizer { model: Model::Score(s), bos, eos }
+        Tokenizer { model: Model::Score(s), defaults: SpecialDefaults::AS_TEXT, bos, eos }
     }
 }
 
 impl From<MergeTokenizer> for Tokenizer {
     fn from(m: MergeTokenizer) -> Self {
-        Tokenizer { model: Model::Merge(m), bos: None, eos: None }
+        Tokenizer { model: Model::Merge(m), defaults: SpecialDefaults::TIKTOKEN, bos: None, eos: None }
     }
 }
 
@@ -81,6 +99,16 @@ impl Tokenizer {
         self.bos = bos;
         self.eos = eos;
         Ok(self)
+    }
+
+    /// Sets what a call that names no policy does (see [`SpecialDefaults`]).
+    pub fn with_special_defaults(mut self, defaults: SpecialDefaults) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    pub fn special_defaults(&self) -> SpecialDefaults {
+        self.defaults
     }
 
     pub fn model(&self) -> &Model {

@@ -46,10 +46,10 @@ pub struct Vocab {
     special_ids: Vec<u32>,
     n_mergeable: usize,
     max_token_len: usize,
-    /// The long-piece engine, built on first use (encode/backtrack.rs).
+    /// The long-piece engine, built on first use (models/rank/backtrack.rs).
     backtrack: crate::models::rank::backtrack::LazyBacktrack,
     /// A number no other table in this process has had: what a thread's kept piece cache
-    /// (encode/cache.rs) is tied to. An address could be reused by a later table.
+    /// (models/rank/cache.rs) is tied to. An address could be reused by a later table.
     serial: Serial,
 }
 

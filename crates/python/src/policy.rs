@@ -3,12 +3,13 @@
 //! spelling in the text?) is plain Rust and needs no GIL, so a batch runs it on its worker
 //! threads; a hit becomes tiktoken's ValueError, worded here once for all classes.
 //!
-//! `None` means "nothing": the Python layer passes each tokenizer's home default explicitly.
+//! An argument left out is the tokenizer's home default (`bytepair_core::SpecialDefaults`); one
+//! given as `None` means "nothing".
 
 use bytepair_core::{SpecialFilter, Tokenizer};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 
 /// Which special tokens a call treats as specials: `None` for all of them.
 pub struct Policy {
@@ -41,18 +42,57 @@ fn ids(tok: &Tokenizer, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u32>, Vec<Strin
     Ok((found, other))
 }
 
+/// The keyword arguments every encode call takes, as given. An argument left out is the
+/// tokenizer's home default (`Tokenizer::special_defaults`); one given as `None` means nothing,
+/// as tiktoken's `disallowed_special=None` does.
+pub struct CallArgs<'py> {
+    pub allowed: Option<Bound<'py, PyAny>>,
+    pub disallowed: Option<Bound<'py, PyAny>>,
+    pub add_bos: bool,
+    pub add_eos: bool,
+    pub num_threads: usize,
+}
+
+impl<'py> CallArgs<'py> {
+    /// Reads `kwargs` (None when the call passed none: the common case costs nothing).
+    /// `batch` calls also take `num_threads`.
+    pub fn parse(kwargs: Option<&Bound<'py, PyDict>>, batch: bool) -> PyResult<Self> {
+        let mut args = CallArgs { allowed: None, disallowed: None, add_bos: false, add_eos: false, num_threads: 8 };
+        let Some(kwargs) = kwargs else { return Ok(args) };
+        for (key, value) in kwargs.iter() {
+            match key.downcast::<PyString>()?.to_str()? {
+                "allowed_special" => args.allowed = Some(value),
+                "disallowed_special" => args.disallowed = Some(value),
+                "add_bos" => args.add_bos = value.is_truthy()?,
+                "add_eos" => args.add_eos = value.is_truthy()?,
+                "num_threads" if batch => {
+                    args.num_threads = if value.is_none() { 8 } else { value.extract()? };
+                }
+                other => return Err(PyTypeError::new_err(format!("unexpected keyword argument {other:?}"))),
+            }
+        }
+        Ok(args)
+    }
+}
+
 impl Policy {
     /// The policy of one call. Only the special tokens' list is read here: the matcher is
     /// built (by a score model, lazily) only when the check has something to look for.
-    pub fn new(tok: &Tokenizer, allowed: Option<&Bound<'_, PyAny>>, disallowed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let allowed = match allowed {
+    pub fn of_call(tok: &Tokenizer, args: &CallArgs<'_>) -> PyResult<Self> {
+        let home = tok.special_defaults();
+        let allowed = match &args.allowed {
+            None if home.allow_all => None,
             None => Some(Vec::new()),
+            Some(a) if a.is_none() => Some(Vec::new()),
             Some(a) if is_all(a) => None,
             Some(a) => Some(ids(tok, a)?.0),
         };
-        let (disallowed, disallowed_other) = match disallowed {
-            None => (Some(Vec::new()), Vec::new()),
-            Some(d) if is_all(d) => match &allowed {
+        let refuse_all = match &args.disallowed {
+            None => home.refuse_all,
+            Some(d) => is_all(d),
+        };
+        let (disallowed, disallowed_other) = if refuse_all {
+            match &allowed {
                 None => (Some(Vec::new()), Vec::new()),
                 Some(a) if a.is_empty() => (None, Vec::new()),
                 Some(a) => {
@@ -62,10 +102,14 @@ impl Policy {
                     rest.dedup();
                     (Some(rest), Vec::new())
                 }
-            },
-            Some(d) => {
-                let (found, other) = ids(tok, d)?;
-                (Some(found), other)
+            }
+        } else {
+            match &args.disallowed {
+                Some(d) if !d.is_none() => {
+                    let (found, other) = ids(tok, d)?;
+                    (Some(found), other)
+                }
+                _ => (Some(Vec::new()), Vec::new()),
             }
         };
         Ok(Policy { allowed, disallowed, disallowed_other })

@@ -10,7 +10,7 @@ use bytepair_core::models::merges::merge as merges;
 use bytepair_core::formats::{bpe2, hf, leap, qtkr, sentencepiece, tiktoken};
 use bytepair_core::models::merges::MergeTokenizer;
 use bytepair_core::models::score::{Flavor, ScoreTokenizer};
-use bytepair_core::{EncodeOptions, Encoder, Model};
+use bytepair_core::{EncodeOptions, Encoder, Model, SpecialDefaults};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use crate::errors::guarded;
 use crate::ids::{reserve_for, with_ids, IntCache};
-use crate::policy::Policy;
+use crate::policy::{CallArgs, Policy};
 use crate::text::Text;
 
 /// The encoder of a read BPE2/BPZ2 file: `specials` `None` takes the recorded ones, `pattern`
@@ -77,17 +77,11 @@ impl Tokenizer {
 
     /// The text and options of an encode call (TypeError unless a `str`; lone surrogates
     /// repaired, see `text.rs`) and its special-token policy.
-    fn prepare(
-        &self,
-        text: &Bound<'_, PyAny>,
-        allowed: Option<&Bound<'_, PyAny>>,
-        disallowed: Option<&Bound<'_, PyAny>>,
-        add_bos: bool,
-        add_eos: bool,
-    ) -> PyResult<(Text, Policy, EncodeOptions)> {
+    fn prepare(&self, text: &Bound<'_, PyAny>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(Text, Policy, EncodeOptions)> {
         let text = crate::text::text(text)?;
-        let policy = Policy::new(&self.inner, allowed, disallowed)?;
-        let opts = EncodeOptions { allowed: policy.filter(), add_bos, add_eos };
+        let args = CallArgs::parse(kwargs, false)?;
+        let policy = Policy::of_call(&self.inner, &args)?;
+        let opts = EncodeOptions { allowed: policy.filter(), add_bos: args.add_bos, add_eos: args.add_eos };
         Ok((text, policy, opts))
     }
 
@@ -99,18 +93,14 @@ impl Tokenizer {
     }
 
     /// `f` of the ids of one `encode` call, in this thread's id vector.
-    #[allow(clippy::too_many_arguments)]
     fn with_encoded<R>(
         &self,
         py: Python<'_>,
         text: &Bound<'_, PyAny>,
-        allowed: Option<&Bound<'_, PyAny>>,
-        disallowed: Option<&Bound<'_, PyAny>>,
-        add_bos: bool,
-        add_eos: bool,
+        kwargs: Option<&Bound<'_, PyDict>>,
         f: impl FnOnce(&[u32]) -> PyResult<R>,
     ) -> PyResult<R> {
-        let (text, policy, opts) = self.prepare(text, allowed, disallowed, add_bos, add_eos)?;
+        let (text, policy, opts) = self.prepare(text, kwargs)?;
         with_ids(reserve_for(text.len()), |ids| {
             py.allow_threads(|| self.checked_into(&policy, &opts, &text, ids))?;
             f(ids)
@@ -255,6 +245,7 @@ impl Tokenizer {
     /// `added_tokens` as (content, id, special) in file order of matching.
     #[staticmethod]
     fn from_tokenizer_json<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Self, Bound<'py, PyDict>)> {
+        // HF tokenizers splits every added token out of the text unless told otherwise.
         let (core, m) = py.allow_threads(|| {
             guarded(|| {
                 let m = hf::read(data)?;
@@ -271,7 +262,7 @@ impl Tokenizer {
         info.set_item("byte_level", m.char_level.is_none())?;
         let added: Vec<(String, u32, bool)> = m.added.iter().map(|t| (t.content.clone(), t.id, t.special)).collect();
         info.set_item("added_tokens", added)?;
-        Ok((Tokenizer::wrap(core), info))
+        Ok((Tokenizer::wrap(bytepair_core::Tokenizer::from(core).with_special_defaults(SpecialDefaults::HF)), info))
     }
 
     // ------------------------------------------------------------------ encoding (every model)
@@ -286,34 +277,21 @@ impl Tokenizer {
         })
     }
 
-    /// `encode` with tiktoken's `allowed_special` / `disallowed_special` (`None`: none; the
-    /// Python layer passes each home system's default): the disallowed check runs here, with
-    /// the GIL released, in the same call as the encoding.
-    #[pyo3(signature = (text, allowed_special=None, disallowed_special=None, add_bos=false, add_eos=false))]
-    fn encode<'py>(
-        &self,
-        py: Python<'py>,
-        text: &Bound<'py, PyAny>,
-        allowed_special: Option<&Bound<'py, PyAny>>,
-        disallowed_special: Option<&Bound<'py, PyAny>>,
-        add_bos: bool,
-        add_eos: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        self.with_encoded(py, text, allowed_special, disallowed_special, add_bos, add_eos, |ids| self.ints.list(py, ids))
+    /// Encodes `text`. Keyword arguments, all optional: `allowed_special`,
+    /// `disallowed_special` (tiktoken's meaning; left out: the tokenizer's home default, see
+    /// `policy.rs`), `add_bos`, `add_eos`. The disallowed check runs here, with the GIL
+    /// released, in the same call as the encoding. Taking `**kwargs` keeps the common call
+    /// (text only) free of argument parsing, so the Python layer can hand this method out as
+    /// `Encoding.encode` itself.
+    #[pyo3(signature = (text, **kwargs))]
+    fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
+        self.with_encoded(py, text, kwargs, |ids| self.ints.list(py, ids))
     }
 
-    /// The ids as native-endian u32 in a bytearray (one copy; numpy wraps it without another).
-    #[pyo3(signature = (text, allowed_special=None, disallowed_special=None, add_bos=false, add_eos=false))]
-    fn encode_to_buffer<'py>(
-        &self,
-        py: Python<'py>,
-        text: &Bound<'py, PyAny>,
-        allowed_special: Option<&Bound<'py, PyAny>>,
-        disallowed_special: Option<&Bound<'py, PyAny>>,
-        add_bos: bool,
-        add_eos: bool,
-    ) -> PyResult<Bound<'py, PyByteArray>> {
-        self.with_encoded(py, text, allowed_special, disallowed_special, add_bos, add_eos, |ids| {
+    /// `encode` as native-endian u32 in a bytearray (one copy; numpy wraps it without another).
+    #[pyo3(signature = (text, **kwargs))]
+    fn encode_to_buffer<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyByteArray>> {
+        self.with_encoded(py, text, kwargs, |ids| {
             PyByteArray::new_with(py, ids.len() * 4, |buf| {
                 for (chunk, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
                     chunk.copy_from_slice(&id.to_ne_bytes());
@@ -324,17 +302,9 @@ impl Tokenizer {
     }
 
     /// How many ids `encode` would return (the rank model builds no vector at all).
-    #[pyo3(signature = (text, allowed_special=None, disallowed_special=None, add_bos=false, add_eos=false))]
-    fn count(
-        &self,
-        py: Python<'_>,
-        text: &Bound<'_, PyAny>,
-        allowed_special: Option<&Bound<'_, PyAny>>,
-        disallowed_special: Option<&Bound<'_, PyAny>>,
-        add_bos: bool,
-        add_eos: bool,
-    ) -> PyResult<usize> {
-        let (text, policy, opts) = self.prepare(text, allowed_special, disallowed_special, add_bos, add_eos)?;
+    #[pyo3(signature = (text, **kwargs))]
+    fn count(&self, py: Python<'_>, text: &Bound<'_, PyAny>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<usize> {
+        let (text, policy, opts) = self.prepare(text, kwargs)?;
         py.allow_threads(|| {
             policy.check(&self.inner, &text)?;
             guarded(|| self.inner.count(&text, &opts))
@@ -383,23 +353,15 @@ impl Tokenizer {
     }
 
     /// Encodes many texts on up to `num_threads` threads (see `threads::encode_batch`); each
-    /// worker runs the disallowed check on its own texts. The policy as in `encode`.
-    #[pyo3(signature = (texts, allowed_special=None, disallowed_special=None, num_threads=8, add_bos=false, add_eos=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn encode_batch<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        allowed_special: Option<&Bound<'py, PyAny>>,
-        disallowed_special: Option<&Bound<'py, PyAny>>,
-        num_threads: usize,
-        add_bos: bool,
-        add_eos: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
+    /// worker runs the disallowed check on its own texts. Keyword arguments as `encode`'s, and
+    /// `num_threads` (default 8).
+    #[pyo3(signature = (texts, **kwargs))]
+    fn encode_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
-        let policy = Policy::new(&self.inner, allowed_special, disallowed_special)?;
-        let opts = EncodeOptions { allowed: policy.filter(), add_bos, add_eos };
-        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| self.checked_into(&policy, &opts, t, ids))
+        let args = CallArgs::parse(kwargs, true)?;
+        let policy = Policy::of_call(&self.inner, &args)?;
+        let opts = EncodeOptions { allowed: policy.filter(), add_bos: args.add_bos, add_eos: args.add_eos };
+        crate::threads::encode_batch(py, &texts, args.num_threads, &self.ints, |t, ids| self.checked_into(&policy, &opts, t, ids))
     }
 
     /// `encode_ordinary` of many texts on up to `num_threads` threads.

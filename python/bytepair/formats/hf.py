@@ -41,10 +41,11 @@ def load(data: bytes, source: str = "<bytes>", name: str = "tokenizer") -> Encod
     except ValueError as e:  # PatternError
         raise FormatError(str(e), "pre_tokenizer.pattern", source) from None
     added = info["added_tokens"]
-    # HF tokenizers splits every added token out of the text: that is its default here too.
+    # HF tokenizers splits every added token out of the text: the core's default for this model
+    # too (SpecialDefaults::HF).
     # (The Metaspace decoder, U+2581 back to spaces, runs in the core.)
     return Encoding._from_core(name, core, info["pattern"], {c: i for c, i, special in added if special},
-                               source_format="tokenizer.json", source=data, default_allowed="all")
+                               source_format="tokenizer.json", source=data)
 
 
 def onig_pattern(pattern: str) -> str:

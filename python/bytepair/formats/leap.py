@@ -33,8 +33,7 @@ def load(data: bytes, source: str = "<bytes>", name: str = "leap",
         raise FormatError(str(e), "tokens", source) from None
     # llama2.c has no special-token spellings in text: BOS/EOS come from add_bos/add_eos.
     return Encoding._from_core(name, core, None, source_format="leap", source=data,
-                               load_options={"dummy_prefix": dummy_prefix} if dummy_prefix is not None else None,
-                               default_allowed=None, default_disallowed=None)
+                               load_options={"dummy_prefix": dummy_prefix} if dummy_prefix is not None else None)
 
 
 def dumps_encoding(enc) -> tuple[bytes, list[str]]:

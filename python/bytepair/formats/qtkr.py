@@ -32,7 +32,8 @@ def load(data: bytes, source: str = "<bytes>", name: str = "qtkr", pat_str: str 
         raise
     except VocabError as e:
         raise FormatError(str(e), "tokens/merges", source) from None
-    # Converted from tiktoken vocabularies, QTKR keeps tiktoken's special-token defaults.
+    # Converted from tiktoken vocabularies, QTKR keeps tiktoken's special-token defaults (the
+    # core's default for merge-list models read from it).
     return Encoding._from_core(name, core, pat_str, specials, source_format="qtkr", source=data, pad_id=pad,
                                load_options={"pat_str": pat_str} if pat_str is not None else None)
 

@@ -19,6 +19,6 @@ def load(data: bytes, source: str = "<bytes>", name: str = "sentencepiece") -> E
     except FormatError as e:
         e.path = source
         raise
-    # SentencePiece takes control-piece spellings in text as text: nothing allowed or refused.
-    return Encoding._from_core(name, core, None, source_format="sentencepiece", source=data,
-                               default_allowed=None, default_disallowed=None)
+    # SentencePiece takes control-piece spellings in text as text (nothing allowed or refused):
+    # the core's default for score models.
+    return Encoding._from_core(name, core, None, source_format="sentencepiece", source=data)
