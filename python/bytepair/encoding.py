@@ -387,6 +387,19 @@ class Encoding:
         >>> enc.decode_with_offsets([15339, 1917])
         ('hello world', [0, 5])
         """
+        if self._core_bpe.kind != "rank":
+            # Other models' decoders look past one token (a dummy prefix to drop, U+2581 to
+            # turn into a space): the streaming decoder applies them token by token.
+            from bytepair.stream import StreamDecoder
+
+            stream = StreamDecoder(self, errors="strict")
+            offsets, parts, n = [], [], 0
+            for token in tokens:
+                offsets.append(n)  # a token that only starts a character adds nothing yet
+                parts.append(stream.step(token))
+                n += len(parts[-1])
+            parts.append(stream.flush())
+            return "".join(parts), offsets
         pieces = self.decode_tokens_bytes(tokens)
         offsets = []
         chars = 0  # characters started so far = bytes that are not UTF-8 continuation bytes
