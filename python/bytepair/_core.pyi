@@ -6,7 +6,7 @@ Checked against the compiled module by tests/api/test_stubs.py (mypy's stubtest)
 import os
 from typing import AbstractSet, Any, Collection, Sequence, final
 
-__all__ = ["CoreBPE", "MergeBPE", "ScoreBPE", "Trainer", "bpe2_info", "bpe2_source_hash", "gpt2_to_tiktoken", "parse_tiktoken"]
+__all__ = ["CoreBPE", "MergeBPE", "ScoreBPE", "Trainer", "bpe2_info", "bpe2_source_hash", "encode_with_last_piece", "gpt2_to_tiktoken", "parse_tiktoken"]
 
 @final
 class CoreBPE:
@@ -175,5 +175,9 @@ def bpe2_info(data: bytes) -> dict[str, Any]:
 
 def parse_tiktoken(data: bytes) -> list[tuple[bytes, int]]: ...
 def bpe2_source_hash(data: bytes) -> bytes: ...
+def encode_with_last_piece(
+    core: CoreBPE, text: str, allowed_special: AbstractSet[str] | str, disallowed_special: Collection[str] | str
+) -> tuple[list[int], int]:
+    """core.encode's ids and how many of them the last piece gave (tiktoken's CoreBPE::encode)."""
 def gpt2_to_tiktoken(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
     """GPT-2's two files as a .tiktoken file's bytes (ranks checked to agree)."""

@@ -7,6 +7,8 @@
 //! - [`vocab`]: the token table (id -> bytes, the BPE2 layout) and its bytes -> rank index.
 //! - [`encode`]: the merge engines; [`encode::rank`] is tiktoken's rank BPE.
 //! - [`encoder`]: [`Encoder`] ties the three together: tiktoken's `CoreBPE`.
+//! - [`unstable`]: `encode` with the count of the last piece's ids, for tiktoken's
+//!   `encode_with_unstable` and `_encode_bytes`.
 //! - [`scored`]: [`scored::ScoreTokenizer`], the SentencePiece / LEAP score-BPE pipeline.
 //! - [`merged`]: [`merged::MergeTokenizer`], the merge-list (QTKR, HF BPE) pipeline.
 //! - [`added`]: HF added tokens and their flags (`lstrip`, `rstrip`, `single_word`, `normalized`).
@@ -26,6 +28,7 @@ pub mod pretokenize;
 pub mod scored;
 pub mod special;
 pub mod train;
+pub mod unstable;
 pub mod vocab;
 
 pub use encoder::{Encoder, SpecialFilter};

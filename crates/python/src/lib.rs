@@ -12,6 +12,7 @@ mod scored;
 mod text;
 mod threads;
 mod train;
+mod unstable;
 
 use bytepair_core::formats::{bpe2, tiktoken};
 use pyo3::prelude::*;
@@ -39,6 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(bpe2_source_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(unstable::encode_with_last_piece, m)?)?;
     m.add_class::<scored::ScoreBPE>()?;
     m.add_class::<merged::MergeBPE>()?;
     formats::register(m)?;
