@@ -4,6 +4,10 @@ Importing the package loads only what ``get_encoding`` needs (the errors, ``Enco
 registry and the light ``train`` entry points); the file formats and the other submodules load
 on first use through the module ``__getattr__`` below, so
 ``import bytepair; bytepair.get_encoding("o200k_base")`` pays for none of them.
+
+``import bytepair as tiktoken`` gives tiktoken's top-level names; ``bytepair.tiktoken`` has
+tiktoken's module layout (``core``, ``load``, ``registry``, ``model``, ``_educational``), and
+``bytepair.install_as_tiktoken()`` makes ``import tiktoken`` itself give bytepair.
 """
 
 from bytepair.encoding import Encoding
@@ -47,6 +51,7 @@ __all__ = [
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",
+    "install_as_tiktoken",
     "list_encoding_names",
     "load",
     "load_tiktoken_bpe",
@@ -71,7 +76,32 @@ _LAZY = {
 
 # Submodules reachable as attributes (`bytepair.formats.detect(...)`) after `import bytepair`.
 _SUBMODULES = frozenset({"chat", "cli", "encoding", "errors", "fetch", "formats", "models",
-                         "registry", "stream", "train_reference"})
+                         "registry", "stream", "tiktoken", "train_reference"})
+
+
+def install_as_tiktoken() -> None:
+    """Makes ``import tiktoken`` give bytepair, as ``pymysql.install_as_MySQLdb()`` does for
+    MySQLdb: ``tiktoken``, ``tiktoken.core``, ``tiktoken.load``, ``tiktoken.registry``,
+    ``tiktoken.model`` and ``tiktoken._educational`` become the modules of
+    :mod:`bytepair.tiktoken` in ``sys.modules``.
+
+    Call it before the code that imports tiktoken (llama-models' tokenizer, nanochat, ...) is
+    imported: a module that has already bound the real tiktoken keeps it. Calling it again
+    changes nothing. The real tiktoken need not be installed.
+
+    >>> import bytepair
+    >>> bytepair.install_as_tiktoken()
+    >>> import tiktoken.load
+    >>> tiktoken.Encoding is bytepair.Encoding and tiktoken.load.load_tiktoken_bpe is bytepair.load_tiktoken_bpe
+    True
+    """
+    import sys
+
+    from bytepair import tiktoken as layout
+
+    sys.modules["tiktoken"] = layout
+    for name, module in layout.SUBMODULES.items():
+        sys.modules[f"tiktoken.{name}"] = module
 
 
 def __getattr__(name: str):

@@ -518,3 +518,190 @@ class Encoding:
             self.__dict__ = loaded.__dict__
             return
         self.__init__(**value)  # type: ignore[misc]
+
+    # =============================================================================================
+    # tiktoken's unstable-token API and private encoders: one block, kept together.
+    #
+    # encode_with_unstable, _encode_bytes and _encode_only_native_bpe with tiktoken 0.14's
+    # behaviour (tests/api/test_tiktoken_dropin.py compares them with the real tiktoken), and
+    # their helpers. The Rust core adds one primitive, `Tokenizer.encode_with_last_piece` (the ids of
+    # `encode` and how many of them the last piece gave; crates/core/src/unstable.rs); the rest
+    # is Python, off the encode hot path. `_encode_single_piece` (above) already behaves as
+    # tiktoken's, except that an empty piece gives [] where tiktoken panics.
+    # =============================================================================================
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = set(),  # noqa: B006
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """Encodes text into stable ids and the id sequences that could complete it.
+
+        The last piece of ``text`` (with any whitespace tokens just before it) is left out of
+        the stable ids: text that follows could merge with it. Each completion is a list of ids
+        whose bytes start with that piece's bytes, so ``decode_bytes(stable + completion)``
+        starts with ``text``'s bytes. Special tokens as in :meth:`encode`; the completions come
+        in no particular order. tiktoken calls this API unstable itself.
+
+        >>> stable, completions = enc.encode_with_unstable("hello fanta")
+        >>> stable, [8755, 519] in completions, len(completions)
+        ([15339], True, 2233)
+        """
+        tokens, n_last = self._core_bpe.encode_with_last_piece(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        if n_last == 0:
+            # The text ends with a special token, or has no piece: nothing can merge with it.
+            return tokens, []
+        n_last = self._widen_over_blanks(tokens, n_last)
+        unstable = self._core_bpe.decode_bytes(tokens[len(tokens) - n_last:])
+        return tokens[: len(tokens) - n_last], self._completions(unstable)
+
+    def _encode_bytes(self, text: bytes) -> list[int]:
+        """Encodes bytes that need not be valid UTF-8 (tiktoken's private helper).
+
+        Valid UTF-8 is ``encode_ordinary`` of its text. Otherwise the longest valid prefix is
+        encoded, the ids of its last piece (see :meth:`encode_with_unstable`) are taken back,
+        and that piece's bytes with all the bytes after the prefix are encoded as one piece, as
+        truncated text most likely continues.
+
+        >>> enc._encode_bytes(b"hello \\xe4\\xb8")
+        [15339, 220, 3574]
+        """
+        if not isinstance(text, bytes):
+            raise TypeError(f"expected bytes, got {type(text).__name__}")
+        try:
+            return self.encode_ordinary(text.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            valid = e.start
+        tokens, n_last = self._core_bpe.encode_with_last_piece(text[:valid].decode("utf-8"), allowed_special=(), disallowed_special=())
+        if n_last:
+            n_last = self._widen_over_blanks(tokens, n_last)
+            unstable = self._core_bpe.decode_bytes(tokens[len(tokens) - n_last:]) + text[valid:]
+            del tokens[len(tokens) - n_last:]
+        else:
+            unstable = text[valid:]
+        tokens.extend(self._core_bpe.encode_single_piece(unstable))
+        return tokens
+
+    def _encode_only_native_bpe(self, text: str) -> list[int]:
+        """Encodes text splitting it with the ``regex`` module in Python (tiktoken's private
+        helper, which compares its regex engine with Python's). The ``regex`` module knows a
+        newer Unicode than the Rust engines, so on characters new to it the ids can differ from
+        :meth:`encode_ordinary`'s, exactly as tiktoken's do.
+
+        >>> enc._encode_only_native_bpe("hello world")
+        [15339, 1917]
+        """
+        try:
+            import regex
+        except ImportError:
+            raise ImportError(
+                "_encode_only_native_bpe splits text with the `regex` module, as tiktoken does: "
+                "pip install regex"
+            ) from None
+        ids: list[int] = []
+        for piece in regex.findall(self._pat_str, text):
+            ids.extend(self._core_bpe.encode_single_piece(piece.encode("utf-8")))
+        return ids
+
+    def _widen_over_blanks(self, tokens: list[int], n_last: int) -> int:
+        """tiktoken's ``_increase_last_piece_token_len``: when the last piece's first token is
+        all spaces, tabs and newlines, the run of such tokens before it joins the unstable end.
+        Where whitespace splits can move as text is appended (cl100k's ``\\s*[\\r\\n]+`` turns
+        "\\n" + " " + "\\n" into one piece), those tokens are not stable either."""
+        if self._is_blank(tokens[-n_last]):
+            while n_last < len(tokens) and self._is_blank(tokens[-n_last - 1]):
+                n_last += 1
+        return n_last
+
+    def _is_blank(self, token: int) -> bool:
+        # Mergeable tokens only (tiktoken asks its mergeable decoder), so a special token's
+        # spelling never counts, but an id a special token shares with a mergeable one does.
+        piece = self._core_bpe.decode_single_token_bytes(token)
+        if token in self._special_token_values and self._core_bpe.encode_single_piece(piece) != [token]:
+            return False
+        return all(b in b" \n\t" for b in piece)
+
+    @_cached
+    def _sorted_token_bytes(self) -> list[bytes]:
+        return self.token_byte_values()
+
+    def _completions(self, unstable: bytes) -> list[list[int]]:
+        """The id sequences that could follow the stable ids, given the unstable end's bytes."""
+        from bisect import bisect_left
+
+        tokens = self._sorted_token_bytes
+        ranks = self._mergeable_ranks
+
+        def starting_with(prefix: bytes):
+            i = bisect_left(tokens, prefix)
+            while i < len(tokens) and tokens[i].startswith(prefix):
+                yield tokens[i]
+                i += 1
+
+        found: dict[tuple[int, ...], None] = {}  # an ordered set
+        # Every token that starts with the unstable bytes (or is them).
+        for token in starting_with(unstable):
+            found[(ranks[token],)] = None
+        # Or a token straddles the end: for each cut, the bytes after it are the start of some
+        # token. Encode the bytes before the cut with each such token, as text when they are
+        # UTF-8 (appending can create a split: cl100k splits "  !" into " " + " !"), and keep
+        # the ids up to the first that reaches the end of the unstable bytes.
+        for cut in range(1, len(unstable)):
+            prefix = unstable[:cut]
+            for token in starting_with(unstable[cut:]):
+                possibility = prefix + token
+                try:
+                    ids = self.encode_ordinary(possibility.decode("utf-8"))
+                except UnicodeDecodeError:
+                    ids = self._byte_pair_encode(possibility)
+                seq, covered = [], 0
+                for t, piece in zip(ids, self._core_bpe.decode_tokens_bytes(ids)):
+                    seq.append(t)
+                    covered += len(piece)
+                    if covered >= len(unstable):
+                        break
+                found[tuple(seq)] = None
+        # A whitespace character at the end can be split off what comes before it once more
+        # text follows (`\s+(?!\S)`): "\n\n" + "0" is "\n" + "\n" + "0".
+        if len(unstable) > 1:
+            size = _last_char_size(unstable)
+            if size and size < len(unstable) and _is_white_space(unstable[-size:].decode("utf-8")):
+                seq = self._byte_pair_encode(unstable[:-size]) + self._byte_pair_encode(unstable[-size:])
+                found[tuple(seq)] = None
+        return [list(seq) for seq in found]
+
+    def _byte_pair_encode(self, piece: bytes) -> list[int]:
+        """tiktoken's ``byte_pair_encode``: merges pair by pair, without first looking the whole
+        piece up. That differs from ``_encode_single_piece`` only when the piece is one token
+        that the merges never reach (a hand-made table can have one), so only then does it take
+        the readable, slow path."""
+        ids = self._core_bpe.encode_single_piece(piece)
+        if len(ids) == 1 and len(piece) > 1:
+            from bytepair.tiktoken._educational import bpe_encode
+
+            ids = bpe_encode(self._mergeable_ranks, piece, visualise=None)
+        return ids
+
+
+# Unicode's White_Space characters (what Rust's char::is_whitespace tests, as tiktoken does).
+# Python's str.isspace() also counts U+001C..U+001F, which are not.
+_WHITE_SPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                         "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def _is_white_space(char: str) -> bool:
+    return char in _WHITE_SPACE
+
+
+def _last_char_size(data: bytes) -> int:
+    """The length in bytes of the UTF-8 character that ends ``data``; 0 if its last bytes are
+    not one (2 for ``"aé".encode()``, 0 for ``b"a\\xc3"`` or ``b"\\x80"``)."""
+    for size in range(1, min(4, len(data)) + 1):
+        if not 0x80 <= data[-size] < 0xC0:  # the lead byte of the last character
+            try:
+                return size if len(data[-size:].decode("utf-8")) == 1 else 0
+            except UnicodeDecodeError:
+                return 0
+    return 0

@@ -98,9 +98,11 @@ fn show(bytes: &[u8]) -> String {
 impl Vocab {
     /// Builds the table from mergeable tokens `(bytes, rank)` and special tokens `(bytes, id)`.
     ///
-    /// Refuses: empty tokens, a rank or id used twice, the same bytes at two ranks, ids above
+    /// Refuses: empty tokens, a rank used twice, the same bytes at two ranks, ids above
     /// [`MAX_TOKEN_ID`], and a vocabulary that lacks one of the 256 single bytes (without all of
-    /// them some text could not be encoded at all).
+    /// them some text could not be encoded at all). A special token may share its id with
+    /// another special token or with a mergeable token, as tiktoken allows: the table keeps the
+    /// first entry's bytes (mergeable tokens come first), so that is what the id decodes to.
     pub fn new<'a, 'b, M, S>(mergeable: M, special: S) -> Result<Vocab>
     where
         M: IntoIterator<Item = (&'a [u8], u32)>,
@@ -144,10 +146,11 @@ impl Vocab {
                 return Err(Error::Vocab(format!("{what} {id} has an empty token")));
             }
             if let Some(prev) = owner[id as usize] {
-                if is_special && entries[prev].2 {
+                if is_special {
                     // A second spelling of a special token (tiktoken's o200k_harmony has
-                    // <|endofprompt|> and <|reserved_200018|> at one id). It encodes to the id;
-                    // decoding gives the first spelling.
+                    // <|endofprompt|> and <|reserved_200018|> at one id), or a special token at
+                    // a mergeable token's id (tiktoken accepts it: its decoder looks mergeable
+                    // ranks up first). It encodes to the id; decoding gives the first entry.
                     continue;
                 }
                 return Err(Error::Vocab(format!(
@@ -169,7 +172,13 @@ impl Vocab {
             medium: MediumIndex::with_capacity(0),
             hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
-            special_ids: entries[n_mergeable..].iter().map(|e| e.1).collect(),
+            // Only ids whose entry is a special token's spelling: an id that a special token
+            // shares with a mergeable token stays mergeable (in the rank index, `mergeable()`).
+            special_ids: entries[n_mergeable..]
+                .iter()
+                .map(|e| e.1)
+                .filter(|&id| owner[id as usize].is_some_and(|k| k >= n_mergeable))
+                .collect(),
             n_mergeable,
             max_token_len,
             backtrack: Default::default(),
@@ -470,5 +479,23 @@ mod tests {
         assert!(e.to_string().contains("two ranks"), "{e}");
         let e = Vocab::new(toks.iter().map(|t| (t.as_slice(), 0)), []).unwrap_err();
         assert!(e.to_string().contains("id 0 is given to both"), "{e}");
+    }
+
+    /// tiktoken accepts a special token at a mergeable token's id: the id stays mergeable
+    /// (ranked, decoded as the mergeable bytes) and is not marked special in the table.
+    #[test]
+    fn special_token_may_share_a_mergeable_id() {
+        let toks = bytes256();
+        let v = Vocab::new(
+            toks.iter().map(|t| (t.as_slice(), t[0] as u32)),
+            [(b"<x>".as_slice(), 38), (b"<y>".as_slice(), 38), (b"<z>".as_slice(), 300)],
+        )
+        .unwrap();
+        assert_eq!(v.token(38), Some(b"&".as_slice()));
+        assert_eq!(v.rank(b"&"), Some(38));
+        assert!(!v.is_special(38));
+        assert!(v.is_special(300));
+        assert_eq!(v.mergeable().count(), 256);
+        assert_eq!(v.max_rank(), 255);
     }
 }

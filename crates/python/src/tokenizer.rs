@@ -455,6 +455,21 @@ impl Tokenizer {
         Ok(self.rank("encode_single_piece")?.encode_single_piece(piece))
     }
 
+    /// `(ids, last_piece_token_len)` of `encode(text, **kwargs)`: the ids and how many of them
+    /// the text's last piece gave, as tiktoken's Rust `encode` returns them (`models::rank::
+    /// unstable`); `Encoding.encode_with_unstable` and `_encode_bytes` are built on it. `text`
+    /// must be valid Unicode: a lone surrogate raises UnicodeEncodeError, as in tiktoken.
+    #[pyo3(signature = (text, **kwargs))]
+    fn encode_with_last_piece(&self, py: Python<'_>, text: &str, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(Vec<u32>, usize)> {
+        let encoder = self.rank("encode_with_last_piece")?;
+        let policy = Policy::of_call(&self.inner, &CallArgs::parse(kwargs, false)?)?;
+        let allowed = policy.filter();
+        py.allow_threads(|| {
+            policy.check(&self.inner, text)?;
+            guarded(|| encoder.encode_with_last_piece(text, &allowed))
+        })
+    }
+
     /// Every mergeable token's bytes, sorted by bytes (tiktoken's `token_byte_values`).
     fn token_byte_values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut all: Vec<&[u8]> = self.rank("token_byte_values")?.vocab().mergeable().map(|(b, _)| b).collect();

@@ -3,9 +3,11 @@
 Built-in encodings are zero-argument constructors (``registry/openai.py``,
 ``registry/llama.py``), run on first use and cached. Other packages add encodings through the
 ``bytepair.encodings`` entry-point group: each entry point names either a mapping
-``{name: constructor}`` or a module with such a mapping called ``ENCODING_CONSTRUCTORS``. A
-constructor returns an :class:`~bytepair.Encoding`, or (as tiktoken plugins do) the keyword
-arguments of ``Encoding(...)``.
+``{name: constructor}`` or a module with such a mapping called ``ENCODING_CONSTRUCTORS``.
+tiktoken's own plugins (modules in the ``tiktoken_ext`` namespace package with
+``ENCODING_CONSTRUCTORS``) are found too, except tiktoken's ``openai_public``, whose encodings
+are the built-in ones here. A constructor returns an :class:`~bytepair.Encoding`, or (as
+tiktoken plugins do) the keyword arguments of ``Encoding(...)``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "bytepair.encodings"
 
 _BUILTIN: dict[str, Constructor] = {**openai.ENCODING_CONSTRUCTORS, **llama.ENCODING_CONSTRUCTORS}
+# Whether each built-in encoding can be built here without a network (see list_encoding_names).
+_AVAILABLE = {**dict.fromkeys(openai.ENCODING_CONSTRUCTORS, openai.is_available),
+              **dict.fromkeys(llama.ENCODING_CONSTRUCTORS, llama.is_available)}
 _lock = _thread.RLock()
 _cache: dict[str, Encoding] = {}
 _plugins: dict[str, Constructor] | None = None
@@ -39,20 +44,48 @@ def _plugin_constructors() -> dict[str, Constructor]:
             from importlib.metadata import entry_points
 
             found: dict[str, Constructor] = {}
-            for ep in entry_points(group=ENTRY_POINT_GROUP):
-                obj = ep.load()
-                table = getattr(obj, "ENCODING_CONSTRUCTORS", obj)
+
+            def add(plugin: str, table: object) -> None:
                 if not isinstance(table, Mapping):
                     raise ValueError(
-                        f"bytepair plugin {ep.value!r} must name a mapping of encoding names to "
+                        f"bytepair plugin {plugin!r} must name a mapping of encoding names to "
                         "constructors, or a module with ENCODING_CONSTRUCTORS"
                     )
                 for name, ctor in table.items():
                     if name in _BUILTIN or name in found:
-                        raise ValueError(f"bytepair plugin {ep.value!r} redefines encoding {name!r}")
+                        raise ValueError(f"bytepair plugin {plugin!r} redefines encoding {name!r}")
                     found[name] = ctor
+
+            for ep in entry_points(group=ENTRY_POINT_GROUP):
+                obj = ep.load()
+                add(ep.value, getattr(obj, "ENCODING_CONSTRUCTORS", obj))
+            for module in _tiktoken_plugin_modules():
+                add(module.__name__, getattr(module, "ENCODING_CONSTRUCTORS", None))
             _plugins = found
         return _plugins
+
+
+def _tiktoken_plugin_modules() -> list:
+    """The modules of tiktoken's plugin namespace, ``tiktoken_ext``, but tiktoken's own."""
+    import importlib
+    import importlib.util
+    import pkgutil
+
+    try:
+        spec = importlib.util.find_spec("tiktoken_ext")
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [importlib.import_module(m.name)
+            for m in pkgutil.iter_modules(spec.submodule_search_locations, "tiktoken_ext.")
+            if m.name != "tiktoken_ext.openai_public"]
+
+
+def constructors() -> dict[str, Constructor]:
+    """Every encoding name ``get_encoding`` knows, built-in and from plugins, with its
+    constructor (a new dict: adding to it registers nothing; plugins do)."""
+    return {**_BUILTIN, **_plugin_constructors()}
 
 
 def _constructor(name: str) -> Constructor:
@@ -62,7 +95,7 @@ def _constructor(name: str) -> Constructor:
     if name in plugins:
         return plugins[name]
     raise ValueError(
-        f"Unknown encoding {name!r}. Known encodings: {', '.join(list_encoding_names())}"
+        f"Unknown encoding {name!r}. Known encodings: {', '.join(constructors())}"
     )
 
 
@@ -95,8 +128,23 @@ def get_encoding(encoding_name: str, **options: Any) -> Encoding:
 
 
 def list_encoding_names() -> list[str]:
-    """Every encoding name that ``get_encoding`` knows, built-in and from plugins."""
-    return list(_BUILTIN) + [n for n in _plugin_constructors() if n not in _BUILTIN]
+    """The encodings ``get_encoding`` can build on this machine now, without a network.
+
+    The rule, name by name:
+
+    - ``cl100k_base``, ``o200k_base``, ``o200k_harmony``: always (bundled);
+    - ``r50k_base``, ``p50k_base``, ``p50k_edit``, ``gpt2``: when their pinned files are in a
+      cache directory (``bytepair.fetch.cache_dirs()``; the hash is checked when they load);
+    - ``llama3``: when its ``tokenizer.model`` is found (``$BYTEPAIR_LLAMA3_PATH``, or the
+      ``llama-models`` package);
+    - plugins' encodings: always (what they need is known only by building them).
+
+    tiktoken lists every name it could download. bytepair does not promise a download it cannot
+    check without trying, so ``[get_encoding(n) for n in list_encoding_names()]`` works offline.
+    ``get_encoding`` still builds (downloading if it must) every name in :func:`constructors`.
+    """
+    names = [n for n in _BUILTIN if _AVAILABLE[n](n)]
+    return names + [n for n in _plugin_constructors() if n not in _BUILTIN]
 
 
 def is_registered_instance(enc: Encoding) -> bool:

@@ -59,6 +59,14 @@ def find_llama3_vocab(path: str | os.PathLike | None = None) -> Path:
     )
 
 
+def is_available(name: str = "llama3") -> bool:
+    """Whether the Llama 3 vocabulary file can be found here (``find_llama3_vocab``)."""
+    try:
+        return find_llama3_vocab().is_file()
+    except VocabularyNotFoundError:
+        return False
+
+
 def llama3(path: str | os.PathLike | None = None) -> Encoding:
     file = find_llama3_vocab(path)
     data = file.read_bytes()

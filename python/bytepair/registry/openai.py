@@ -87,41 +87,62 @@ def o200k_harmony() -> Encoding:
     return _bundled("o200k_harmony", "o200k_base", O200K_PATTERN, specials)
 
 
-def _downloaded(name: str, file: str, sha256: str, specials: dict[str, int], n_vocab: int | None) -> Encoding:
+P50K_SHA256 = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+_P50K = (f"{BLOB}/encodings/p50k_base.tiktoken", P50K_SHA256)
+
+# The files each downloadable encoding reads, as (URL, SHA-256): its constructor loads them, and
+# `is_available` asks whether they are cached.
+R50K_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+
+DOWNLOADS: dict[str, list[tuple[str, str]]] = {
+    "r50k_base": [(f"{BLOB}/encodings/r50k_base.tiktoken", R50K_SHA256)],
+    "p50k_base": [_P50K],
+    "p50k_edit": [_P50K],
+    "gpt2": [(f"{BLOB}/gpt-2/encodings/main/vocab.bpe",
+              "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"),
+             (f"{BLOB}/gpt-2/encodings/main/encoder.json",
+              "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783")],
+}
+
+
+def is_available(name: str) -> bool:
+    """Whether ``name`` can be built here without a network: bundled, or its files cached."""
+    from bytepair import fetch
+
+    return all(fetch.find_cached(url) is not None for url, _ in DOWNLOADS.get(name, ()))
+
+
+def _downloaded(name: str, specials: dict[str, int], n_vocab: int | None) -> Encoding:
     from bytepair.formats.tiktoken import load_tiktoken_bpe
 
-    ranks = load_tiktoken_bpe(f"{BLOB}/encodings/{file}", expected_hash=sha256)
+    [(url, sha256)] = DOWNLOADS[name]
+    ranks = load_tiktoken_bpe(url, expected_hash=sha256)
     return Encoding(name, pat_str=R50K_PATTERN, mergeable_ranks=ranks, special_tokens=specials,
                     explicit_n_vocab=n_vocab)
 
 
-R50K_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
-P50K_SHA256 = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
 # r50k_base's and p50k_base's (and GPT-2's) one special token.
 R50K_SPECIALS = {ENDOFTEXT: 50256}
 
 
 def r50k_base() -> Encoding:
-    return _downloaded("r50k_base", "r50k_base.tiktoken", R50K_SHA256, R50K_SPECIALS, 50257)
+    return _downloaded("r50k_base", R50K_SPECIALS, 50257)
 
 
 def p50k_base() -> Encoding:
-    return _downloaded("p50k_base", "p50k_base.tiktoken", P50K_SHA256, R50K_SPECIALS, 50281)
+    return _downloaded("p50k_base", R50K_SPECIALS, 50281)
 
 
 def p50k_edit() -> Encoding:
     specials = {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}
-    return _downloaded("p50k_edit", "p50k_base.tiktoken", P50K_SHA256, specials, None)
+    return _downloaded("p50k_edit", specials, None)
 
 
 def gpt2() -> Encoding:
     from bytepair import fetch
     from bytepair.formats.gpt2 import data_gym_to_mergeable_bpe_ranks
 
-    vocab_bpe = fetch.read_file(f"{BLOB}/gpt-2/encodings/main/vocab.bpe",
-                                "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5")
-    encoder_json = fetch.read_file(f"{BLOB}/gpt-2/encodings/main/encoder.json",
-                                   "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783")
+    vocab_bpe, encoder_json = (fetch.read_file(url, sha256) for url, sha256 in DOWNLOADS["gpt2"])
     ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe, encoder_json)
     return Encoding("gpt2", pat_str=R50K_PATTERN, mergeable_ranks=ranks,
                     special_tokens={ENDOFTEXT: 50256}, explicit_n_vocab=50257)

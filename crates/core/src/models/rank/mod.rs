@@ -6,6 +6,7 @@ pub mod backtrack;
 pub mod bucket;
 pub mod cache;
 pub mod merge;
+pub mod unstable;
 
 use crate::models::{Count, Sink};
 use cache::PieceCache;
@@ -57,12 +58,13 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    /// `specials` are `(spelling, id)`; their ids must already be in `vocab`'s table as specials.
+    /// `specials` are `(spelling, id)`; their ids must already be in `vocab`'s table.
     pub fn new(vocab: Vocab, pattern: &str, specials: Vec<(String, u32)>) -> Result<Self> {
         for (spelling, id) in &specials {
-            // Either the table holds this spelling at the id, or another spelling of the
-            // same special token (an alias) does.
-            if vocab.token(*id).is_none() || !vocab.is_special(*id) {
+            // The table holds this spelling at the id, another spelling of the same special
+            // token (an alias), or a mergeable token that the special token shares its id with
+            // (as tiktoken allows; see `Vocab::new`).
+            if vocab.token(*id).is_none() {
                 return Err(Error::Vocab(format!(
                     "special token {spelling:?} (id {id}) is not in the token table as a special token"
                 )));
@@ -90,6 +92,9 @@ impl Encoder {
     }
     pub fn specials(&self) -> &SpecialTokens {
         &self.specials
+    }
+    pub(crate) fn pretokenizer(&self) -> &Pretokenizer {
+        &self.pretokenizer
     }
     pub fn pattern(&self) -> &str {
         self.pretokenizer.pattern()
@@ -191,16 +196,7 @@ impl Encoder {
         }
         let mut start = 0;
         loop {
-            let mut from = start;
-            let found = loop {
-                match self.specials.find_from(text, from) {
-                    Some(m) if allowed.contains(m.id) => break Some(m),
-                    // Spellings are valid UTF-8 starting with a whole character, so the next
-                    // match cannot begin inside this one's first byte.
-                    Some(m) => from = m.start + 1,
-                    None => break None,
-                }
-            };
+            let found = self.next_allowed_special(text, start, allowed);
             let stop = found.map_or(text.len(), |m| m.start);
             self.encode_ordinary_into(&text[start..stop], out)?;
             match found {
@@ -209,6 +205,20 @@ impl Encoder {
                     start = m.end;
                 }
                 None => return Ok(()),
+            }
+        }
+    }
+
+    /// The first special token at or after byte `from` that `allowed` names, as `encode_into`
+    /// finds them: a special spelling that is not allowed is skipped over one byte at a time.
+    pub(crate) fn next_allowed_special(&self, text: &str, mut from: usize, allowed: &SpecialFilter) -> Option<SpecialMatch> {
+        loop {
+            match self.specials.find_from(text, from) {
+                Some(m) if allowed.contains(m.id) => return Some(m),
+                // Spellings are valid UTF-8 starting with a whole character, so the next
+                // match cannot begin inside this one's first byte.
+                Some(m) => from = m.start + 1,
+                None => return None,
             }
         }
     }
