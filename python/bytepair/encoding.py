@@ -462,6 +462,11 @@ class Encoding:
     def eot_token(self) -> int:
         return self._special_tokens["<|endoftext|>"]
 
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """The special tokens, spelling -> id (a copy; tiktoken keeps it as ``_special_tokens``)."""
+        return dict(self._special_tokens)
+
     @_cached
     def special_tokens_set(self) -> set[str]:
         return set(self._special_tokens)

@@ -118,7 +118,7 @@ def describe(path: str) -> dict:
         "name": getattr(tok, "name", None),
         "tokenizer": type(tok).__name__,
         "n_vocab": tok.n_vocab,
-        "special_tokens": dict(sorted(tok._special_tokens.items(), key=lambda kv: kv[1])),
+        "special_tokens": dict(sorted(tok.special_tokens.items(), key=lambda kv: kv[1])),
         "max_token_len": max((len(tok.decode_single_token_bytes(i)) for i in range(tok.n_vocab)
                               if _has(tok, i)), default=0),
     }

@@ -77,7 +77,7 @@ def train(files, vocab_size, pattern, specials, text_field, min_frequency, threa
         raise click.ClickException(refusal(e, output)) from None
     except (ValueError, OSError) as e:
         raise click.ClickException(str(e)) from None
-    n_ranks = len(enc._mergeable_ranks)
+    n_ranks = len(enc.model.mergeable_ranks)
     click.echo(f"wrote {n_ranks} tokens to {output}")
     if enc.special_tokens:
         shown = ", ".join(f"{s}={i}" for s, i in enc.special_tokens.items())
