@@ -7,7 +7,7 @@ import os
 from typing import Any, Sequence, final
 
 __all__ = [
-    "BYTE_LEVEL_CHARS", "PATTERNS", "Tokenizer", "Trainer", "bpe2_info", "bpe2_source_hash",
+    "BYTE_LEVEL_CHARS", "PATTERNS", "Tokenizer", "Trainer", "bpe2_info",
     "gpt2_to_tiktoken", "parse_tiktoken",
 ]
 
@@ -122,8 +122,6 @@ class Tokenizer:
     def unk_id(self) -> int | None: ...
     @property
     def flavor(self) -> str: ...
-    @property
-    def segmented(self) -> bool: ...
     # merge-list models
     def tokens(self) -> list[bytes]: ...
     def added_tokens(self) -> list[tuple[str, int, bool]]: ...
@@ -147,6 +145,5 @@ def bpe2_info(data: bytes) -> dict[str, Any]:
     """The header and trailing section of a BPE2/BPZ2 file (the table is not read)."""
 
 def parse_tiktoken(data: bytes) -> list[tuple[bytes, int]]: ...
-def bpe2_source_hash(data: bytes) -> bytes: ...
 def gpt2_to_tiktoken(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
     """GPT-2's two files as a .tiktoken file's bytes (ranks checked to agree)."""

@@ -11,7 +11,7 @@ mod threads;
 mod tokenizer;
 mod train;
 
-use bytepair_core::formats::{bpe2, tiktoken};
+use bytepair_core::formats::tiktoken;
 use bytepair_core::pretokenize::patterns;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -25,19 +25,11 @@ fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyLi
     PyList::new(py, pairs.into_iter().map(|(b, r)| (PyBytes::new(py, &b), r)))
 }
 
-/// The source hash stored in a BPE2 file's header (after checking the whole file).
-#[pyfunction]
-fn bpe2_source_hash<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    let file = py.allow_threads(|| guarded(|| bpe2::read(data)))?;
-    Ok(PyBytes::new(py, &file.source_hash))
-}
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::Tokenizer>()?;
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
-    m.add_function(wrap_pyfunction!(bpe2_source_hash, m)?)?;
     formats::register(m)?;
     // The built-in split patterns by name (crates/core/src/pretokenize/patterns.rs): the
     // Python package's pattern constants are these strings, never copies.

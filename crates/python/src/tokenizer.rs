@@ -604,11 +604,6 @@ impl Tokenizer {
         })
     }
 
-    #[getter]
-    fn segmented(&self) -> PyResult<bool> {
-        Ok(self.score_model("segmented")?.segmented())
-    }
-
     // ------------------------------------------------------------------ merge-list models
 
     /// Every id's bytes (empty for a hole).

@@ -20,21 +20,15 @@ def load(data: bytes, source: str = "<bytes>", name: str = "qtkr", pat_str: str 
     is one piece)."""
     try:
         core, pad = _core.Tokenizer.from_qtkr(data, pat_str)
-        specials = {}
-        for i in (core.bos_id, core.eos_id, pad):
-            if i is not None:
-                try:
-                    specials[core.decode_single_token_bytes(i).decode("utf-8")] = i
-                except UnicodeDecodeError:
-                    pass
     except FormatError as e:
         e.path = source
         raise
     except VocabError as e:
         raise FormatError(str(e), "tokens/merges", source) from None
+    # The special tokens (BOS/EOS/PAD spelled as UTF-8) are the core's, derived once in Rust.
     # Converted from tiktoken vocabularies, QTKR keeps tiktoken's special-token defaults (the
     # core's default for merge-list models read from it).
-    return Encoding._from_core(name, core, pat_str, specials, source_format="qtkr", source=data, pad_id=pad,
+    return Encoding._from_core(name, core, pat_str, None, source_format="qtkr", source=data, pad_id=pad,
                                load_options={"pat_str": pat_str} if pat_str is not None else None)
 
 
