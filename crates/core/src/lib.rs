@@ -37,5 +37,6 @@ mod test_data;
 
 pub use models::rank::{Encoder, SpecialFilter};
 pub use error::{Error, Result};
-pub use tokenizer::{EncodeOptions, Model, SpecialDefaults, Tokenizer};
+pub use models::Model;
+pub use tokenizer::{AnyModel, EncodeOptions, SpecialDefaults, Tokenizer};
 pub use vocab::Vocab;

@@ -5,34 +5,49 @@
 //! allowed/disallowed policy) -> normalizer -> pre-tokenizer -> model -> decoder. Three models
 //! run it today, each a complete pipeline of its own:
 //!
-//! - [`Model::Rank`]: tiktoken's rank BPE ([`Encoder`]): cl100k, o200k, Llama 3, every
+//! - [`AnyModel::Rank`]: tiktoken's rank BPE ([`Encoder`]): cl100k, o200k, Llama 3, every
 //!   `.tiktoken`, BPE2 and GPT-2 vocabulary;
-//! - [`Model::Score`]: score BPE ([`ScoreTokenizer`]): SentencePiece BPE models and LEAP tables;
-//! - [`Model::Merge`]: merge-list BPE ([`MergeTokenizer`]): QTKR files and HF tokenizer.json.
+//! - [`AnyModel::Score`]: score BPE ([`ScoreTokenizer`]): SentencePiece BPE models and LEAP tables;
+//! - [`AnyModel::Merge`]: merge-list BPE ([`MergeTokenizer`]): QTKR files and HF tokenizer.json.
+//!
+//! Each implements [`Model`] (crates/core/src/models/mod.rs).
 //!
 //! **Why an enum, matched once per call.** The rank path is the hot one, and its inner loop is
 //! generic over the output sink and inlined per pre-tokenizer. Matching on the model once per
 //! call (not per piece) keeps that loop monomorphic: the enum costs one predictable branch per
 //! `encode`, which no benchmark can see. A trait object would put an indirect call where the
-//! match is and gain nothing, since the set of models is closed.
+//! match is and gain nothing, since the set of models is closed. Every method below is the
+//! trait's, reached through one match (`with_model!`).
 //!
 //! Everything here is what every model has: encode (with the special-token policy, BOS/EOS),
 //! count, decode, token lookups in both directions. What only one model has (ranks, scores and
 //! piece types, merge lists) is reached through [`Tokenizer::model`].
 
-use crate::models::{Count, Sink};
-use crate::models::rank::{Encoder, SpecialFilter};
 use crate::error::{Error, Result};
 use crate::models::merges::MergeTokenizer;
+use crate::models::rank::{Encoder, SpecialFilter};
 use crate::models::score::ScoreTokenizer;
+use crate::models::{Count, Model, Sink};
 use crate::special::{SpecialMatch, SpecialTokens};
 
-/// The model a [`Tokenizer`] runs, with its whole pipeline.
+/// The model a [`Tokenizer`] runs, with its whole pipeline: each arm implements [`Model`].
 #[derive(Debug, Clone)]
-pub enum Model {
+pub enum AnyModel {
     Rank(Encoder),
     Score(ScoreTokenizer),
     Merge(MergeTokenizer),
+}
+
+/// `$body` with `$m` bound to the model, whichever it is: one match per call, and each arm is
+/// the model's own monomorphic code.
+macro_rules! with_model {
+    ($model:expr, $m:ident => $body:expr) => {
+        match $model {
+            AnyModel::Rank($m) => $body,
+            AnyModel::Score($m) => $body,
+            AnyModel::Merge($m) => $body,
+        }
+    };
 }
 
 /// Per-call encode options shared by every model.
@@ -63,7 +78,7 @@ impl SpecialDefaults {
 
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
-    model: Model,
+    model: AnyModel,
     defaults: SpecialDefaults,
     /// BOS/EOS for `add_bos` / `add_eos`: the model's own (SentencePiece, LEAP) or the file's
     /// (QTKR records BOS/EOS/PAD ids). Rank vocabularies have none.
@@ -71,22 +86,28 @@ pub struct Tokenizer {
     eos: Option<u32>,
 }
 
+impl Tokenizer {
+    fn of(model: AnyModel, defaults: SpecialDefaults) -> Self {
+        let (bos, eos) = with_model!(&model, m => m.bos_eos());
+        Tokenizer { model, defaults, bos, eos }
+    }
+}
+
 impl From<Encoder> for Tokenizer {
     fn from(e: Encoder) -> Self {
-        Tokenizer { model: Model::Rank(e), defaults: SpecialDefaults::TIKTOKEN, bos: None, eos: None }
+        Tokenizer::of(AnyModel::Rank(e), SpecialDefaults::TIKTOKEN)
     }
 }
 
 impl From<ScoreTokenizer> for Tokenizer {
     fn from(s: ScoreTokenizer) -> Self {
-        let (bos, eos) = (s.bos_id(), s.eos_id());
-        Tokenizer { model: Model::Score(s), defaults: SpecialDefaults::AS_TEXT, bos, eos }
+        Tokenizer::of(AnyModel::Score(s), SpecialDefaults::AS_TEXT)
     }
 }
 
 impl From<MergeTokenizer> for Tokenizer {
     fn from(m: MergeTokenizer) -> Self {
-        Tokenizer { model: Model::Merge(m), defaults: SpecialDefaults::TIKTOKEN, bos: None, eos: None }
+        Tokenizer::of(AnyModel::Merge(m), SpecialDefaults::TIKTOKEN)
     }
 }
 
@@ -111,17 +132,16 @@ impl Tokenizer {
         self.defaults
     }
 
-    pub fn model(&self) -> &Model {
+    pub fn model(&self) -> &AnyModel {
         &self.model
     }
 
     /// "rank", "score" or "merge".
     pub fn kind(&self) -> &'static str {
-        match self.model {
-            Model::Rank(_) => "rank",
-            Model::Score(_) => "score",
-            Model::Merge(_) => "merge",
+        fn kind<M: Model>(_: &M) -> &'static str {
+            M::KIND
         }
+        with_model!(&self.model, m => kind(m))
     }
 
     pub fn bos_id(&self) -> Option<u32> {
@@ -133,21 +153,13 @@ impl Tokenizer {
 
     /// The special tokens (spelling, id): what `allowed_special` / `disallowed_special` name.
     pub fn specials(&self) -> &SpecialTokens {
-        match &self.model {
-            Model::Rank(e) => e.specials(),
-            Model::Score(s) => s.specials(),
-            Model::Merge(m) => m.specials(),
-        }
+        with_model!(&self.model, m => Model::specials(m))
     }
 
     /// The special tokens' (spelling, id) pairs, without building a matcher (a score model
     /// builds its matcher only when a call first needs it).
     pub fn special_list(&self) -> &[(String, u32)] {
-        match &self.model {
-            Model::Rank(e) => e.specials().tokens(),
-            Model::Score(s) => s.special_list(),
-            Model::Merge(m) => m.specials().tokens(),
-        }
+        with_model!(&self.model, m => Model::special_list(m))
     }
 
     /// The first special token in `text` that `filter` names (the disallowed check).
@@ -160,11 +172,7 @@ impl Tokenizer {
 
     /// Size of the id space: the largest id + 1.
     pub fn n_vocab(&self) -> usize {
-        match &self.model {
-            Model::Rank(e) => e.vocab().table_len(),
-            Model::Score(s) => s.len(),
-            Model::Merge(m) => m.len(),
-        }
+        with_model!(&self.model, m => Model::n_vocab(m))
     }
 
     /// Encodes `text`, special tokens as `opts.allowed` says, into `out`.
@@ -173,15 +181,7 @@ impl Tokenizer {
         if opts.add_bos {
             out.push(self.bos.ok_or_else(|| Error::Vocab("this tokenizer has no BOS token (add_bos)".into()))?);
         }
-        match &self.model {
-            Model::Rank(e) => e.encode_into(text, &opts.allowed, out)?,
-            Model::Score(s) => match &opts.allowed {
-                SpecialFilter::None => s.encode_into(text, false, false, out),
-                SpecialFilter::All => out.extend_from_slice(&s.encode_allowed(text, None, false, false)),
-                SpecialFilter::Ids(ids) => out.extend_from_slice(&s.encode_allowed(text, Some(ids), false, false)),
-            },
-            Model::Merge(m) => m.encode_into(text, &opts.allowed, out)?,
-        }
+        with_model!(&self.model, m => Model::encode_into(m, text, &opts.allowed, out))?;
         if opts.add_eos {
             out.push(self.eos.ok_or_else(|| Error::Vocab("this tokenizer has no EOS token (add_eos)".into()))?);
         }
@@ -191,21 +191,14 @@ impl Tokenizer {
     /// Encodes `text` with every special spelling taken as text.
     #[inline]
     pub fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
-        match &self.model {
-            Model::Rank(e) => e.encode_ordinary_into(text, out),
-            Model::Score(s) => {
-                s.encode_into(text, false, false, out);
-                Ok(())
-            }
-            Model::Merge(m) => m.encode_into(text, &SpecialFilter::None, out),
-        }
+        with_model!(&self.model, m => Model::encode_ordinary_into(m, text, out))
     }
 
     /// How many ids [`Self::encode_into`] gives. The rank model counts without storing ids.
     pub fn count(&self, text: &str, opts: &EncodeOptions) -> Result<usize> {
         let extra = usize::from(opts.add_bos) + usize::from(opts.add_eos);
         match &self.model {
-            Model::Rank(e) if extra == 0 => {
+            AnyModel::Rank(e) if extra == 0 => {
                 let mut c = Count::default();
                 e.encode_into(text, &opts.allowed, &mut c)?;
                 Ok(c.0)
@@ -222,7 +215,7 @@ impl Tokenizer {
     /// ([`Encoder::split_points`]); `None` when the model or its pattern has no such cuts.
     pub fn split_points(&self, text: &str, chunk: usize) -> Option<Vec<usize>> {
         match &self.model {
-            Model::Rank(e) => e.split_points(text, chunk),
+            AnyModel::Rank(e) => e.split_points(text, chunk),
             _ => None,
         }
     }
@@ -230,7 +223,7 @@ impl Tokenizer {
     /// `encode_ordinary` of `text[range]`, `range` between [`Self::split_points`].
     pub fn encode_ordinary_range<S: Sink>(&self, text: &str, range: std::ops::Range<usize>, out: &mut S) -> Result<()> {
         match &self.model {
-            Model::Rank(e) => e.encode_ordinary_range(text, range, out),
+            AnyModel::Rank(e) => e.encode_ordinary_range(text, range, out),
             _ => Err(Error::Vocab("only rank models encode by ranges".into())),
         }
     }
@@ -239,29 +232,17 @@ impl Tokenizer {
     /// pieces and the dummy prefix; tokenizer.json's Metaspace decoder turns U+2581 into
     /// spaces). Bytes that are not UTF-8 are kept as they are.
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
-        match &self.model {
-            Model::Rank(e) => e.decode_bytes(ids),
-            Model::Score(s) => s.decode(ids, false),
-            Model::Merge(m) => m.decode_bytes(ids),
-        }
+        with_model!(&self.model, m => Model::decode_bytes(m, ids))
     }
 
     /// The bytes of one token as the table stores them (special tokens included).
     pub fn token_bytes(&self, id: u32) -> Result<&[u8]> {
-        match &self.model {
-            Model::Rank(e) => e.token_bytes(id),
-            Model::Score(s) => s.token_bytes(id),
-            Model::Merge(m) => m.token(id).ok_or(Error::UnknownToken(id)),
-        }
+        with_model!(&self.model, m => Model::token_bytes(m, id))
     }
 
     /// The id of bytes that are exactly one token, ordinary or special.
     pub fn token_id(&self, bytes: &[u8]) -> Option<u32> {
-        let ordinary = match &self.model {
-            Model::Rank(e) => return e.encode_single_token(bytes),
-            Model::Score(s) => s.piece_id(bytes),
-            Model::Merge(m) => m.id(bytes),
-        };
+        let ordinary = with_model!(&self.model, m => m.ordinary_id(bytes));
         ordinary.or_else(|| std::str::from_utf8(bytes).ok().and_then(|s| self.specials().id(s)))
     }
 }

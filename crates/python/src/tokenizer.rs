@@ -10,7 +10,7 @@ use bytepair_core::models::merges::merge as merges;
 use bytepair_core::formats::{bpe2, hf, leap, qtkr, sentencepiece, tiktoken};
 use bytepair_core::models::merges::MergeTokenizer;
 use bytepair_core::models::score::{Flavor, ScoreTokenizer};
-use bytepair_core::{EncodeOptions, Encoder, Model, SpecialDefaults};
+use bytepair_core::{AnyModel, EncodeOptions, Encoder, SpecialDefaults};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
@@ -56,21 +56,21 @@ impl Tokenizer {
 
     fn rank(&self, what: &str) -> PyResult<&Encoder> {
         match self.inner.model() {
-            Model::Rank(e) => Ok(e),
+            AnyModel::Rank(e) => Ok(e),
             _ => Err(self.wrong_model(what, "rank")),
         }
     }
 
     fn score_model(&self, what: &str) -> PyResult<&ScoreTokenizer> {
         match self.inner.model() {
-            Model::Score(s) => Ok(s),
+            AnyModel::Score(s) => Ok(s),
             _ => Err(self.wrong_model(what, "score")),
         }
     }
 
     fn merge_model(&self, what: &str) -> PyResult<&MergeTokenizer> {
         match self.inner.model() {
-            Model::Merge(m) => Ok(m),
+            AnyModel::Merge(m) => Ok(m),
             _ => Err(self.wrong_model(what, "merge-list")),
         }
     }
@@ -373,7 +373,7 @@ impl Tokenizer {
     /// Forgets the merged pieces that threads keep between calls for this tokenizer (rank
     /// models: `Vocab::forget_cached`; the memory is freed as each thread next encodes).
     fn clear_cache(&self) {
-        if let Model::Rank(e) = self.inner.model() {
+        if let AnyModel::Rank(e) = self.inner.model() {
             e.vocab().forget_cached();
         }
     }
@@ -401,7 +401,7 @@ impl Tokenizer {
     fn decode_bytes<'py>(&self, py: Python<'py>, tokens: Vec<u32>, lossy: bool) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = py.allow_threads(|| {
             guarded(|| match (self.inner.model(), lossy) {
-                (Model::Score(s), true) => s.decode(&tokens, true),
+                (AnyModel::Score(s), true) => s.decode(&tokens, true),
                 _ => self.inner.decode_bytes(&tokens),
             })
         })?;
@@ -590,7 +590,7 @@ impl Tokenizer {
     #[getter]
     fn unk_id(&self) -> Option<u32> {
         match self.inner.model() {
-            Model::Score(s) => s.unk_id(),
+            AnyModel::Score(s) => s.unk_id(),
             _ => None,
         }
     }

@@ -19,6 +19,140 @@ pub mod merges;
 pub mod rank;
 pub mod score;
 
+use crate::error::Result;
+use crate::special::SpecialTokens;
+use crate::SpecialFilter;
+
+/// What every model provides to [`crate::Tokenizer`]: its whole pipeline from text to ids and
+/// back. Each model keeps what it alone needs (ranks, scores, merge lists) as inherent methods.
+///
+/// [`crate::Tokenizer`] holds the three implementations in an enum and matches it once per
+/// call, so each call runs one model's code, monomorphic and inlined (the rank model's
+/// per-piece loop above all), rather than through a `dyn Model`.
+pub trait Model {
+    /// "rank", "score" or "merge".
+    const KIND: &'static str;
+
+    /// Encodes `text` into `out`, the spellings of the `allowed` special tokens becoming
+    /// their ids (each model splits them out as its home system does).
+    fn encode_into(&self, text: &str, allowed: &SpecialFilter, out: &mut Vec<u32>) -> Result<()>;
+
+    /// Encodes `text` with every special spelling taken as text.
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        self.encode_into(text, &SpecialFilter::None, out)
+    }
+
+    /// The decoded bytes, as the model's home system decodes.
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>>;
+
+    /// The bytes of one token as the table stores them (special tokens included).
+    fn token_bytes(&self, id: u32) -> Result<&[u8]>;
+
+    /// The id of bytes that are exactly one ordinary token.
+    fn ordinary_id(&self, bytes: &[u8]) -> Option<u32>;
+
+    /// The special tokens and their matcher (a model may build the matcher on first use).
+    fn specials(&self) -> &SpecialTokens;
+
+    /// The special tokens' (spelling, id) pairs, without building a matcher.
+    fn special_list(&self) -> &[(String, u32)] {
+        self.specials().tokens()
+    }
+
+    /// Size of the id space: the largest id + 1.
+    fn n_vocab(&self) -> usize;
+
+    /// The model's own BOS/EOS ids, if its format defines them.
+    fn bos_eos(&self) -> (Option<u32>, Option<u32>) {
+        (None, None)
+    }
+}
+
+impl Model for rank::Encoder {
+    const KIND: &'static str = "rank";
+
+    #[inline]
+    fn encode_into(&self, text: &str, allowed: &SpecialFilter, out: &mut Vec<u32>) -> Result<()> {
+        rank::Encoder::encode_into(self, text, allowed, out)
+    }
+    #[inline]
+    fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        rank::Encoder::encode_ordinary_into(self, text, out)
+    }
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        rank::Encoder::decode_bytes(self, ids)
+    }
+    fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        rank::Encoder::token_bytes(self, id)
+    }
+    fn ordinary_id(&self, bytes: &[u8]) -> Option<u32> {
+        self.vocab().rank(bytes)
+    }
+    fn specials(&self) -> &SpecialTokens {
+        rank::Encoder::specials(self)
+    }
+    fn n_vocab(&self) -> usize {
+        self.vocab().table_len()
+    }
+}
+
+impl Model for score::ScoreTokenizer {
+    const KIND: &'static str = "score";
+
+    fn encode_into(&self, text: &str, allowed: &SpecialFilter, out: &mut Vec<u32>) -> Result<()> {
+        match allowed {
+            SpecialFilter::None => score::ScoreTokenizer::encode_into(self, text, false, false, out),
+            SpecialFilter::All => out.extend_from_slice(&self.encode_allowed(text, None, false, false)),
+            SpecialFilter::Ids(ids) => out.extend_from_slice(&self.encode_allowed(text, Some(ids), false, false)),
+        }
+        Ok(())
+    }
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        self.decode(ids, false)
+    }
+    fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        score::ScoreTokenizer::token_bytes(self, id)
+    }
+    fn ordinary_id(&self, bytes: &[u8]) -> Option<u32> {
+        self.piece_id(bytes)
+    }
+    fn specials(&self) -> &SpecialTokens {
+        score::ScoreTokenizer::specials(self)
+    }
+    fn special_list(&self) -> &[(String, u32)] {
+        score::ScoreTokenizer::special_list(self)
+    }
+    fn n_vocab(&self) -> usize {
+        self.len()
+    }
+    fn bos_eos(&self) -> (Option<u32>, Option<u32>) {
+        (self.bos_id(), self.eos_id())
+    }
+}
+
+impl Model for merges::MergeTokenizer {
+    const KIND: &'static str = "merge";
+
+    fn encode_into(&self, text: &str, allowed: &SpecialFilter, out: &mut Vec<u32>) -> Result<()> {
+        merges::MergeTokenizer::encode_into(self, text, allowed, out)
+    }
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        merges::MergeTokenizer::decode_bytes(self, ids)
+    }
+    fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        self.token(id).ok_or(crate::Error::UnknownToken(id))
+    }
+    fn ordinary_id(&self, bytes: &[u8]) -> Option<u32> {
+        self.id(bytes)
+    }
+    fn specials(&self) -> &SpecialTokens {
+        merges::MergeTokenizer::specials(self)
+    }
+    fn n_vocab(&self) -> usize {
+        self.len()
+    }
+}
+
 /// Where encoded ids go: a buffer, or just a counter (`Encoding.count` builds no list).
 pub trait Sink {
     fn push(&mut self, id: u32);
