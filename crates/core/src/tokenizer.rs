@@ -252,15 +252,7 @@ mod tests {
     use super::*;
 
     fn rank() -> Tokenizer {
-        let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        toks.push(b"ab".to_vec());
-        Encoder::from_ranks(
-            toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)),
-            vec![("<s>".into(), 300)],
-            r"\w+|\s+|[^\w\s]+",
-        )
-        .unwrap()
-        .into()
+        crate::models::rank::tests::toy().into()
     }
 
     fn opts(allowed: SpecialFilter) -> EncodeOptions {

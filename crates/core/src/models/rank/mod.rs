@@ -265,10 +265,12 @@ impl Encoder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn toy() -> Encoder {
+    /// All 256 bytes, "ab" at 256, specials `<s>` = 300 and `<t>` = 301, split on `\w+|\s+|...`:
+    /// the toy encoder the core's unit tests share.
+    pub(crate) fn toy() -> Encoder {
         let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         toks.push(b"ab".to_vec());
         Encoder::from_ranks(

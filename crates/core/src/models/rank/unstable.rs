@@ -44,17 +44,7 @@ impl Encoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn toy() -> Encoder {
-        let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        toks.push(b"ab".to_vec());
-        Encoder::from_ranks(
-            toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)),
-            vec![("<s>".into(), 300), ("<t>".into(), 301)],
-            r"\w+|\s+|[^\w\s]+",
-        )
-        .unwrap()
-    }
+    use crate::models::rank::tests::toy;
 
     #[test]
     fn counts_the_last_pieces_ids() {
