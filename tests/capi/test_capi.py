@@ -180,7 +180,7 @@ def test_valgrind_finds_no_error_and_no_leak(programs, qtkr_file, text_files):
     # core's rayon pool, whose threads live until the process exits; valgrind calls their
     # thread-local blocks "possibly lost" at exit. That is the pool, not memory a handle loses.
     vg = ["valgrind", "--error-exitcode=1", "--leak-check=full", "--show-leak-kinds=definite,indirect",
-          "--errors-for-leak-kinds=definite,indirect", "-q"]
+          "--errors-for-leak-kinds=definite,indirect", f"--suppressions={ROOT / 'tests' / 'capi' / 'valgrind.supp'}", "-q"]
     exe = programs["static"]["test"]
     sample = text_files["de"].with_name("de-sample.txt")
     sample.write_bytes(text_files["de"].read_bytes()[:20_000].decode("utf-8", "ignore").encode())
