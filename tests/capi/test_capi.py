@@ -7,7 +7,9 @@ shared library, runs them, and checks the C path against the Python path.
   decode equals ``decode_bytes``, and C's stream decode equals C's decode (checked in C);
 - every error code of the header is provoked by the C program (``errors``);
 - 8 threads share one handle (``threads``);
-- valgrind finds no error and no leak.
+- valgrind finds no error and no leak;
+- the crate's Rust tests, among them the check that include/bytepair.h is what cbindgen
+  generates today.
 """
 
 from __future__ import annotations
@@ -22,11 +24,10 @@ from pathlib import Path
 import pytest
 
 import bytepair
-from support import CORPORA, mistral_model, require
+from support import CORPORA, VOCAB_DIR, mistral_model, require
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "include" / "bytepair.h"
-VOCAB_DIR = Path(os.environ.get("BYTEPAIR_VOCAB_DIR", "/work/shared/vocab"))
 SP_MODEL = "tokenizer.model.v1"  # mistral-common's Mistral 7B v0.1 SentencePiece BPE model
 
 
@@ -189,3 +190,16 @@ def test_valgrind_finds_no_error_and_no_leak(programs, qtkr_file, text_files):
     _run([*vg, exe, "encode", str(qtkr_file), sample, sample.with_suffix(".ids")])
     _run([*vg, exe, "threads", "builtin:cl100k_base", sample])
     _run([*vg, programs["shared"]["hello"]])
+
+
+def test_rust_capi_suite_and_fresh_header():
+    """`cargo test -p bytepair-capi`: format detection, the stream's UTF-8 hold-back, and
+    tests/header.rs, which fails when the committed include/bytepair.h differs from a fresh
+    cbindgen generation."""
+    require(shutil.which("cargo") is not None, "cargo (to build the C library)")
+    run = subprocess.run(["cargo", "test", "--release", "-p", "bytepair-capi"], cwd=ROOT, capture_output=True, text=True)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-6000:]
+    assert "committed_header_is_fresh ... ok" in out, out[-3000:]
+    passed = sum(int(n) for n in re.findall(r"test result: ok\. (\d+) passed", out))
+    assert passed >= 4, out[-3000:]
