@@ -1,8 +1,9 @@
 /* The C test program of libbytepair, driven by tests/capi/test_capi.py (which builds it against
  * the static and the shared library and checks its output against the Python path).
  *
- *   test_capi encode SPEC TEXT IDS_OUT   encode TEXT (a file), write the ids (native u32) to
- *                                        IDS_OUT; check count, decode, stream decode agree
+ *   test_capi encode SPEC TEXT IDS_OUT [FLAGS]  encode TEXT (a file), write the ids (native
+ *                                        u32) to IDS_OUT and the decoded bytes to
+ *                                        IDS_OUT.decoded; check count and stream decode agree
  *   test_capi errors SPEC QTKR           provoke every error code; exit 1 on any surprise
  *   test_capi threads SPEC TEXT          8 threads share one handle; each encodes and decodes
  *                                        TEXT's lines and compares with the first thread's ids
@@ -109,15 +110,15 @@ static char *stream_all(const bp_tokenizer *tok, const uint32_t *ids, size_t n, 
     return out;
 }
 
-static int cmd_encode(const char *spec, const char *text_path, const char *ids_path) {
+static int cmd_encode(const char *spec, const char *text_path, const char *ids_path, uint32_t flags) {
     bp_tokenizer *tok = open_spec(spec);
     size_t len;
     char *text = read_file(text_path, &len);
     size_t n = 0;
-    uint32_t *ids = encode_all(tok, text, len, 0, &n);
+    uint32_t *ids = encode_all(tok, text, len, flags, &n);
 
     size_t counted = 0;
-    CHECK(bp_count(tok, text, len, 0, &counted) == BP_OK && counted == n, "count %zu != %zu ids", counted, n);
+    CHECK(bp_count(tok, text, len, flags, &counted) == BP_OK && counted == n, "count %zu != %zu ids", counted, n);
 
     size_t dlen = 0;
     char *decoded = decode_all(tok, ids, n, 0, &dlen);
@@ -205,6 +206,19 @@ static int cmd_errors(const char *spec, const char *qtkr_path) {
     const uint8_t *tb = NULL;
     CHECK(bp_token_to_bytes(tok, far, &tb, &n) == BP_ERR_UNKNOWN_TOKEN && tb == NULL, "bytes of unknown id");
     CHECK(bp_token_id(tok, (const uint8_t *)"not one token at all", 20, &id) == BP_ERR_UNKNOWN_TOKEN, "no such token");
+    bp_stream_free(s);
+
+    /* A character split across ids waits for the id that completes it: U+1F600 is
+     * F0 9F 98 | 80 in cl100k_base (ids 76460, 222). */
+    size_t nemoji = 0;
+    CHECK(bp_encode(tok, "\xf0\x9f\x98\x80", 4, 0, ids, 8, &nemoji) == BP_OK && nemoji == 2, "emoji in 2 ids");
+    CHECK(bp_stream_new(tok, &s) == BP_OK, "stream");
+    CHECK(bp_stream_step(s, ids[0], out, sizeof out, &n) == BP_OK && n == 0, "first half held back (%zu bytes out)", n);
+    CHECK(bp_stream_step(s, ids[1], out, sizeof out, &n) == BP_OK && n == 4 && memcmp(out, "\xf0\x9f\x98\x80", 4) == 0,
+          "completed by the second id");
+    CHECK(bp_stream_step(s, ids[0], out, sizeof out, &n) == BP_OK && n == 0, "held back again");
+    CHECK(bp_stream_flush(s, out, sizeof out, &n) == BP_OK && n == 3 && memcmp(out, "\xef\xbf\xbd", 3) == 0,
+          "flush: an unfinished character is one U+FFFD");
     bp_stream_free(s);
 
     /* BP_ERR_SPECIAL_TOKEN (and the default: a special spelling is text) */
@@ -326,7 +340,8 @@ static int cmd_bench(const char *spec, const char *text_path, int reps) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && strcmp(argv[1], "encode") == 0) return cmd_encode(argv[2], argv[3], argv[4]);
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "encode") == 0)
+        return cmd_encode(argv[2], argv[3], argv[4], argc == 6 ? (uint32_t)strtoul(argv[5], NULL, 0) : 0);
     if (argc == 4 && strcmp(argv[1], "errors") == 0) return cmd_errors(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "threads") == 0) return cmd_threads(argv[2], argv[3]);
     if (argc == 5 && strcmp(argv[1], "bench") == 0) return cmd_bench(argv[2], argv[3], atoi(argv[4]));

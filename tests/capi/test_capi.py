@@ -157,6 +157,22 @@ def test_parity_with_python_on_the_corpora(model, programs, qtkr_file, text_file
         assert decoded == enc.decode_bytes(expected), f"{model} on {corpus}: C decode differs"
 
 
+def test_o200k_harmony_specials(programs, tmp_path):
+    """The built-in o200k_harmony: the harmony chat format's special tokens, allowed by flag."""
+    text = "<|start|>user<|message|>What is 2+2?<|end|><|start|>assistant<|channel|>final<|message|>4<|return|><|reserved_200020|>"
+    path = tmp_path / "chat.txt"
+    path.write_bytes(text.encode())
+    ids_path = tmp_path / "chat.ids"
+    allow = re.search(r"#define BP_ENCODE_ALLOW_SPECIAL (\d+)", HEADER.read_text()).group(1)
+    _run([programs["shared"]["test"], "encode", "builtin:o200k_harmony", path, ids_path, allow])
+    got = array.array("I")
+    got.frombytes(ids_path.read_bytes())
+    enc = bytepair.get_encoding("o200k_harmony")
+    assert got.tolist() == enc.encode(text, allowed_special="all")
+    assert 200006 in got and 200020 in got
+    assert Path(f"{ids_path}.decoded").read_bytes() == text.encode()
+
+
 def test_every_error_code_is_provoked(programs, linkage, qtkr_file):
     codes = re.findall(r"\b(BP_ERR_[A-Z0-9_]+) = -\d+", HEADER.read_text())
     assert len(codes) >= 8, codes
