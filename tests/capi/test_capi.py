@@ -173,6 +173,37 @@ def test_o200k_harmony_specials(programs, tmp_path):
     assert Path(f"{ids_path}.decoded").read_bytes() == text.encode()
 
 
+GOLDEN = ROOT / "tests" / "data" / "golden"
+
+
+@pytest.mark.parametrize("name", ["tiny.bpe2", "tiny.bpz2", "tiny.qtkr", "tiny.leap", "tiny_sp.leap", "tiny_hf.json", "tiny_hf_fallback.json"])
+def test_every_format_loads_by_content_as_python_loads_it(name, programs, corpus_texts, tmp_path):
+    """The small golden files of every format bytepair reads (tests/data/golden), through
+    bp_tokenizer_load's content detection: the ids of Python's bytepair.load(path)."""
+    enc = bytepair.load(GOLDEN / name)
+    text = "".join(corpus_texts[c][:3000] for c in CORPORA) + " 123 4567 \t\n  naïve ünïcödé 😀 "
+    path = tmp_path / "text.txt"
+    path.write_bytes(text.encode())
+    ids_path = tmp_path / "text.ids"
+    _run([programs["shared"]["test"], "encode", GOLDEN / name, path, ids_path])
+    got = array.array("I")
+    got.frombytes(ids_path.read_bytes())
+    expected = enc.encode(text)
+    assert got.tolist() == expected
+    assert Path(f"{ids_path}.decoded").read_bytes() == enc.decode_bytes(expected)
+
+
+def test_a_tiktoken_file_of_unknown_hash_is_refused_as_in_python(programs, tmp_path):
+    """No split pattern is guessed: Python asks for pat_str=, C says BP_ERR_FORMAT."""
+    with pytest.raises(bytepair.errors.FormatError, match="split pattern"):
+        bytepair.load(GOLDEN / "tiny.tiktoken")
+    path = tmp_path / "t.txt"
+    path.write_bytes(b"hello")
+    r = subprocess.run([programs["shared"]["test"], "encode", GOLDEN / "tiny.tiktoken", path, tmp_path / "ids"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "split pattern" in r.stderr, r.stderr
+
+
 def test_every_error_code_is_provoked(programs, linkage, qtkr_file):
     codes = re.findall(r"\b(BP_ERR_[A-Z0-9_]+) = -\d+", HEADER.read_text())
     assert len(codes) >= 8, codes

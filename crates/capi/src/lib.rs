@@ -310,12 +310,8 @@ fn prepare<'a>(tok: &'a Inner, utf8: *const c_char, len: usize, flags: u32) -> R
     if flags & !ENCODE_FLAGS != 0 {
         return fail(BP_ERR_INVALID_ARG, format!("unknown flag bits {:#x}", flags & !ENCODE_FLAGS));
     }
-    let data = bytes(utf8.cast(), len, "utf8")?;
-    // SAFETY: lifetime only; the bytes live as long as the call.
-    let text: &'a str = match std::str::from_utf8(data) {
-        Ok(t) => unsafe { &*(t as *const str) },
-        Err(e) => return fail(BP_ERR_UTF8, format!("the text is not valid UTF-8 at byte {}", e.valid_up_to())),
-    };
+    let data: &'a [u8] = bytes(utf8.cast(), len, "utf8")?;
+    let text = std::str::from_utf8(data).map_err(|e| Fail(BP_ERR_UTF8, format!("the text is not valid UTF-8 at byte {}", e.valid_up_to())))?;
     let t = &tok.tokenizer;
     let allow = flags & BP_ENCODE_ALLOW_SPECIAL != 0;
     if !allow && flags & BP_ENCODE_REFUSE_SPECIAL != 0 {
