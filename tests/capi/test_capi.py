@@ -105,6 +105,21 @@ def test_hello(programs, linkage):
     assert f"streamed: {text}\n" in r.stdout
 
 
+def test_header_compiles_as_cpp(libdir, tmp_path):
+    """C++ callers include the same header (extern "C", no C-only constructs)."""
+    require(shutil.which("c++") is not None, "a C++ compiler (c++)")
+    src = tmp_path / "use.cpp"
+    src.write_text('#include "bytepair.h"\n'
+                   'int main() { bp_tokenizer *t = nullptr;\n'
+                   '  if (bp_tokenizer_builtin("cl100k_base", &t) != BP_OK) return 1;\n'
+                   '  size_t n = 0; int rc = bp_count(t, "hello world", 11, 0, &n);\n'
+                   '  bp_tokenizer_free(t); return rc == BP_OK && n == 2 ? 0 : 1; }\n')
+    exe = tmp_path / "use"
+    _run(["c++", "-std=c++11", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'include'}", src, "-o", exe,
+          f"-L{libdir}", "-lbytepair", f"-Wl,-rpath,{libdir}"])
+    _run([exe])
+
+
 def test_hello_bos_eos_flow(programs, linkage):
     """A SentencePiece model: BOS and EOS added on encode, left out on decode."""
     path = mistral_model(SP_MODEL)
