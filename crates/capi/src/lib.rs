@@ -334,6 +334,9 @@ fn prepare<'a>(tok: &'a Inner, utf8: *const c_char, len: usize, flags: u32) -> R
     Ok((t, text, opts))
 }
 
+/// The most ids (4 MB) the per-thread buffer keeps between calls.
+const IDS_KEPT: usize = 1 << 20;
+
 thread_local! {
     /// The ids of non-rank encodes before they are copied out (grown once, reused).
     static IDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
@@ -373,7 +376,12 @@ pub extern "C" fn bp_encode(tok: *const bp_tokenizer, utf8: *const c_char, len: 
                     // SAFETY: `ids` holds `cap >= v.len()` u32.
                     unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), ids, v.len()) };
                 }
-                Ok(v.len())
+                let n = v.len();
+                // One huge text must not pin its ids' memory in this thread for good.
+                if v.capacity() > IDS_KEPT {
+                    *v = Vec::new();
+                }
+                Ok(n)
             })?,
         };
         *n_out = n;
