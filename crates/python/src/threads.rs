@@ -111,7 +111,11 @@ where
 {
     // Room for the most ids the texts can give (see `ids::reserve_for`): no regrowth.
     let bytes: usize = texts.iter().map(|t| t.len()).sum();
-    let mut chunk = Chunk { ids: Vec::with_capacity(crate::ids::reserve_for(bytes)), ends: Vec::with_capacity(texts.len()), err: None };
+    let ids = match crate::ids::ids_vec(crate::ids::reserve_for(bytes)) {
+        Ok(ids) => ids,
+        Err(e) => return Chunk { ids: Vec::new(), ends: Vec::new(), err: Some((first, e)) },
+    };
+    let mut chunk = Chunk { ids, ends: Vec::with_capacity(texts.len()), err: None };
     for (k, t) in texts.iter().enumerate() {
         if let Err(e) = one(t, &mut chunk.ids) {
             chunk.err = Some((first + k, e));

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::errors::guarded;
-use crate::ids::{reserve_for, with_ids, IntCache};
+use crate::ids::{ids_vec, reserve_for, with_ids, IntCache};
 use crate::threads::{on_pool, DEFAULT_THREADS};
 use crate::policy::{CallArgs, Policy};
 use crate::text::Text;
@@ -326,43 +326,47 @@ impl Tokenizer {
         let text = crate::text::text(text)?;
         let text: &str = &text;
         const MIN_TEXT: usize = 1 << 20;
+        let serial = || -> PyResult<Vec<u32>> {
+            let mut out = ids_vec(reserve_for(text.len()))?;
+            guarded(|| self.inner.encode_ordinary_into(text, &mut out))?;
+            Ok(out)
+        };
         let ids = py.allow_threads(|| {
-            guarded(|| {
-                let threads = num_threads.unwrap_or(DEFAULT_THREADS).max(1);
-                let points = if threads > 1 && text.len() >= MIN_TEXT {
-                    self.inner.split_points(text, (text.len() / (4 * threads)).max(1 << 16))
-                } else {
-                    None
-                };
-                let Some(points) = points.filter(|p| !p.is_empty()) else {
-                    let mut out = Vec::with_capacity(reserve_for(text.len()));
-                    self.inner.encode_ordinary_into(text, &mut out)?;
-                    return Ok(out);
-                };
-                let mut bounds = Vec::with_capacity(points.len() + 2);
-                bounds.push(0);
-                bounds.extend(points);
-                bounds.push(text.len());
-                let parts = crate::threads::with_threads(threads, || {
-                    bounds
-                        .par_windows(2)
-                        .map(|w| {
-                            let mut out = Vec::with_capacity(reserve_for(w[1] - w[0]));
-                            self.inner.encode_ordinary_range(text, w[0]..w[1], &mut out)?;
-                            Ok(out)
-                        })
-                        .collect::<Result<Vec<Vec<u32>>, _>>()
-                });
-                match parts {
-                    Some(parts) => Ok(parts?.concat()),
-                    None => {
-                        // No thread could be started: the serial call gives the same ids.
-                        let mut out = Vec::with_capacity(reserve_for(text.len()));
-                        self.inner.encode_ordinary_into(text, &mut out)?;
+            let threads = num_threads.unwrap_or(DEFAULT_THREADS).max(1);
+            let points = if threads > 1 && text.len() >= MIN_TEXT {
+                guarded(|| Ok(self.inner.split_points(text, (text.len() / (4 * threads)).max(1 << 16))))?
+            } else {
+                None
+            };
+            let Some(points) = points.filter(|p| !p.is_empty()) else {
+                return serial();
+            };
+            let mut bounds = Vec::with_capacity(points.len() + 2);
+            bounds.push(0);
+            bounds.extend(points);
+            bounds.push(text.len());
+            let parts = crate::threads::with_threads(threads, || {
+                bounds
+                    .par_windows(2)
+                    .map(|w| {
+                        let mut out = ids_vec(reserve_for(w[1] - w[0]))?;
+                        guarded(|| self.inner.encode_ordinary_range(text, w[0]..w[1], &mut out))?;
                         Ok(out)
+                    })
+                    .collect::<PyResult<Vec<Vec<u32>>>>()
+            });
+            match parts {
+                Some(parts) => {
+                    let parts = parts?;
+                    let mut all = ids_vec(parts.iter().map(Vec::len).sum())?;
+                    for p in &parts {
+                        all.extend_from_slice(p);
                     }
+                    Ok(all)
                 }
-            })
+                // No thread could be started: the serial call gives the same ids.
+                None => serial(),
+            }
         })?;
         self.ints.list(py, &ids)
     }

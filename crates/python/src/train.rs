@@ -42,6 +42,19 @@ fn state_error(what: &str) -> PyErr {
     PyRuntimeError::new_err(format!("Trainer: {what}"))
 }
 
+impl Trainer {
+    /// Rebuilds the pool if this is a forked child of the process that built it.
+    fn refresh_pool(&mut self) -> PyResult<()> {
+        let pid = std::process::id();
+        if pid != self.pid {
+            let old = std::mem::replace(&mut self.pool, build_pool(self.threads)?);
+            std::mem::forget(old); // its threads are in the parent: dropping would wait on them
+            self.pid = pid;
+        }
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl Trainer {
     /// A trainer splitting with `pattern` on `num_threads` threads (PatternError if the pattern
@@ -55,17 +68,6 @@ impl Trainer {
         let counter = guarded(|| ChunkCounter::new(pattern, threads))?;
         let pool = build_pool(threads)?;
         Ok(Trainer { pool, pid: std::process::id(), threads, counter: Some(counter), merger: None, distinct_chunks: 0 })
-    }
-
-    /// Rebuilds the pool if this is a forked child of the process that built it.
-    fn refresh_pool(&mut self) -> PyResult<()> {
-        let pid = std::process::id();
-        if pid != self.pid {
-            let old = std::mem::replace(&mut self.pool, build_pool(self.threads)?);
-            std::mem::forget(old); // its threads are in the parent: dropping would wait on them
-            self.pid = pid;
-        }
-        Ok(())
     }
 
     /// Splits and counts a batch of documents (GIL released).
