@@ -390,6 +390,8 @@ def _read_jsonl(path: str, text_field: str, errors: str) -> Iterator[str]:
                 record = json.loads(line)
             except json.JSONDecodeError as e:
                 raise FormatError(f"not JSON: {e.msg}", f"line {lineno}", path) from None
+            except RecursionError:  # Python's json parser recurses once per nesting level
+                raise FormatError("JSON nested too deeply", f"line {lineno}", path) from None
             if not isinstance(record, dict) or text_field not in record:
                 raise FormatError(f"no {text_field!r} field", f"line {lineno}", path)
             text = record[text_field]
