@@ -121,3 +121,15 @@ def test_load_oversized_file_refused_before_reading(tmp_path):
         f.truncate(MAX_FILE_BYTES + 1)
     with pytest.raises(bytepair.FormatError, match=f"more than the {MAX_FILE_BYTES}"):
         bytepair.load(big)
+
+
+def test_load_tiktoken_bpe_and_verify_refuse_devices():
+    # load_tiktoken_bpe (tiktoken's function) and `bytepair verify` read whole files too.
+    require(Path("/dev/zero").exists(), "/dev/zero")
+    with pytest.raises(bytepair.FormatError, match="not a regular file"):
+        bytepair.load_tiktoken_bpe("/dev/zero")
+    from click.testing import CliRunner
+
+    from bytepair.cli import main
+    result = CliRunner().invoke(main, ["verify", "/dev/zero", "/dev/zero"])
+    assert result.exit_code == 1 and "not a regular file" in result.output

@@ -181,8 +181,10 @@ def verify(table, source):
     and every token. Exits 1 on any difference."""
     from bytepair.formats import bpe2
 
+    from bytepair.formats.limits import read_vocab_file
+
     try:
-        report = bpe2.verify(Path(table).read_bytes(), Path(source).read_bytes(), table, source)
+        report = bpe2.verify(read_vocab_file(table), read_vocab_file(source), table, source)
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     for problem in report.problems:
