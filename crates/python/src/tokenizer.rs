@@ -217,7 +217,7 @@ impl Tokenizer {
             on_pool(|| {
                 guarded(|| {
                     let m = MergeTokenizer::new(&tokens, &merges, char_level, ignore_merges, pattern.as_deref(), emit_gaps, special_tokens)?;
-                    Ok(bytepair_core::Tokenizer::from(m).with_bos_eos(bos_id, eos_id)?)
+                    bytepair_core::Tokenizer::from(m).with_bos_eos(bos_id, eos_id)
                 })
             })
         })
