@@ -21,6 +21,8 @@ explicitly overrides the default, with tiktoken's meaning.
 
 from __future__ import annotations
 
+import operator
+
 from bytepair import _core
 from bytepair.errors import UnknownTokenError, VocabError
 
@@ -440,11 +442,17 @@ class Encoding:
             raise self._bad_token(tokens) from None
 
     def _bad_token(self, tokens) -> Exception:
+        """The error for the first bad id of ``tokens`` (called only after the core refused
+        them). An integer of any type that has ``__index__`` (numpy's int64, uint32, ...) is an
+        id like an ``int``: the core takes them, so only its value can be what is wrong
+        (``decode(np.array([15339, -1]))`` used to blame the valid 15339 for being an int64)."""
         for t in tokens:
-            if not isinstance(t, int):
+            try:
+                value = operator.index(t)
+            except TypeError:
                 return TypeError(f"token ids must be int, got {type(t).__name__} ({t!r})")
-            if not 0 <= t < self.n_vocab:
-                return UnknownTokenError(t, self.n_vocab)
+            if not 0 <= value < self.n_vocab:
+                return UnknownTokenError(value, self.n_vocab)
         return TypeError("token ids must be a sequence of int")
 
     # ---------------------------------------------------------------- vocabulary

@@ -67,14 +67,16 @@ def read_file(blobpath: str | os.PathLike, expected_hash: str | None = None) -> 
     """The bytes of a local file, or of a URL through the cache; checked against
     ``expected_hash`` (SHA-256 hex) when given."""
     blobpath = os.fspath(blobpath)
+    from bytepair.formats.limits import read_vocab_file  # regular files, size bounded first
+
     if not _is_url(blobpath):
-        data = Path(blobpath).read_bytes()
+        data = read_vocab_file(blobpath)
         _check_hash(data, expected_hash, blobpath)
         return data
 
     cached = find_cached(blobpath)
     if cached is not None:
-        data = cached.read_bytes()
+        data = read_vocab_file(cached)
         _check_hash(data, expected_hash, str(cached))
         return data
 

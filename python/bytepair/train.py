@@ -220,6 +220,10 @@ def train_files(
 # ------------------------------------------------------------------------------- the stages
 
 
+# The trainer's thread limit (crates/python/src/train.rs MAX_THREADS).
+_MAX_THREADS = 1024
+
+
 def _check_arguments(vocab_size, pattern, special_tokens, min_frequency, num_threads):
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a sequence of str, not one str")
@@ -246,8 +250,9 @@ def _check_arguments(vocab_size, pattern, special_tokens, min_frequency, num_thr
             num_threads = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             num_threads = os.cpu_count() or 1
-    elif isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
-        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
+    elif isinstance(num_threads, bool) or not isinstance(num_threads, int) or not 1 <= num_threads <= _MAX_THREADS:
+        # Bounded: each thread has its own count table and OS thread (2**31 aborted).
+        raise ValueError(f"num_threads must be an int from 1 to {_MAX_THREADS}, got {num_threads!r}")
     pat = resolve_pattern(pattern)
     return pat, specials, num_threads
 
@@ -385,6 +390,8 @@ def _read_jsonl(path: str, text_field: str, errors: str) -> Iterator[str]:
                 record = json.loads(line)
             except json.JSONDecodeError as e:
                 raise FormatError(f"not JSON: {e.msg}", f"line {lineno}", path) from None
+            except RecursionError:  # Python's json parser recurses once per nesting level
+                raise FormatError("JSON nested too deeply", f"line {lineno}", path) from None
             if not isinstance(record, dict) or text_field not in record:
                 raise FormatError(f"no {text_field!r} field", f"line {lineno}", path)
             text = record[text_field]

@@ -116,8 +116,10 @@ impl AddedVocab {
             if patterns.is_empty() {
                 return Ok(None);
             }
+            // A DFA only for short spellings: see `special::automaton_kind` (linear build).
             let matcher = AhoCorasickBuilder::new()
                 .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(crate::special::automaton_kind(patterns.iter().map(|p| p.len()))))
                 .build(&patterns)
                 .map_err(|e| Error::Vocab(format!("added tokens: {e}")))?;
             Ok(Some(Pass { matcher, token }))

@@ -6,7 +6,7 @@
 //! - for the disallowed-special check, *any* occurrence of a disallowed spelling, even one that
 //!   overlaps an allowed match, so that check uses overlapping search.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Input, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Input, MatchKind};
 
 use crate::error::{Error, Result};
 
@@ -18,6 +18,22 @@ pub struct SpecialMatch {
     pub id: u32,
     /// Which spelling matched (an index into [`SpecialTokens::tokens`]); ids can have aliases.
     pub spelling: usize,
+}
+
+/// Most bytes, summed over the spellings, for which the matchers are DFAs.
+const DFA_MAX_BYTES: usize = 4096;
+
+/// The automaton for spellings of these lengths: a DFA (the fastest search) when they are
+/// short in total, as every real vocabulary's are, else a contiguous NFA. Building the DFA
+/// takes time quadratic in a spelling's length when it repeats one character ("aaa...a"
+/// followed failure links state by state: 40,000 characters took 6.6 s, 10 MB did not
+/// finish); the NFA is built in linear time and searches in linear time too.
+pub(crate) fn automaton_kind(lengths: impl IntoIterator<Item = usize>) -> AhoCorasickKind {
+    if lengths.into_iter().sum::<usize>() <= DFA_MAX_BYTES {
+        AhoCorasickKind::DFA
+    } else {
+        AhoCorasickKind::ContiguousNFA
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -34,9 +50,11 @@ impl SpecialTokens {
         if tokens.is_empty() {
             return Ok(SpecialTokens { tokens, leftmost: None, overlapping: None, max_len: 0 });
         }
-        let build = |kind| {
+        let kind = automaton_kind(tokens.iter().map(|t| t.0.len()));
+        let build = |match_kind| {
             AhoCorasickBuilder::new()
-                .match_kind(kind)
+                .match_kind(match_kind)
+                .kind(Some(kind))
                 .build(tokens.iter().map(|t| t.0.as_bytes()))
                 .map_err(|e| Error::Vocab(format!("special tokens: {e}")))
         };

@@ -34,15 +34,34 @@ pub fn reserve_for(bytes: usize) -> usize {
     bytes + 16
 }
 
+/// An empty id vector with room for `n` ids, or MemoryError: the room is sized by the input
+/// (one id per byte), so a huge text must not abort the process when it cannot be had.
+pub fn ids_vec(n: usize) -> PyResult<Vec<u32>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| out_of_memory(n))?;
+    Ok(v)
+}
+
+/// The MemoryError for a text whose ids (up to `n`, one per byte) cannot be given room.
+pub fn out_of_memory(n: usize) -> PyErr {
+    pyo3::exceptions::PyMemoryError::new_err(format!(
+        "cannot reserve room for the ids of a text of {} bytes (up to one id per byte, {} bytes)",
+        n.saturating_sub(16),
+        n.saturating_mul(4)
+    ))
+}
+
 /// Runs `f` with this thread's empty id vector, reserved for `reserve` ids, and gives the
 /// vector back afterwards (kept when it is not too large). Re-entrant: a nested call gets a
-/// fresh vector.
-pub fn with_ids<R>(reserve: usize, f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
+/// fresh vector. MemoryError, without calling `f`, if the room cannot be reserved.
+pub fn with_ids<R>(reserve: usize, f: impl FnOnce(&mut Vec<u32>) -> PyResult<R>) -> PyResult<R> {
     let mut ids = IDS.with(|c| c.take());
     ids.clear();
     if ids.capacity() < reserve {
         // A fresh vector, not `reserve`: growing would copy the old contents for nothing.
-        ids = Vec::with_capacity(reserve);
+        // The old one is freed first, so its memory counts towards the new one.
+        drop(ids);
+        ids = ids_vec(reserve)?;
     }
     let r = f(&mut ids);
     if ids.capacity() <= KEPT_IDS {

@@ -66,7 +66,7 @@ impl<'py> CallArgs<'py> {
                 "add_bos" => args.add_bos = value.is_truthy()?,
                 "add_eos" => args.add_eos = value.is_truthy()?,
                 "num_threads" if batch => {
-                    args.num_threads = if value.is_none() { 8 } else { value.extract()? };
+                    args.num_threads = if value.is_none() { crate::threads::DEFAULT_THREADS } else { value.extract()? };
                 }
                 other => return Err(PyTypeError::new_err(format!("unexpected keyword argument {other:?}"))),
             }

@@ -1,13 +1,20 @@
 //! The batch calls: `num_threads` as the caller asked, and the one batch loop every tokenizer
 //! class uses ([`encode_batch`]).
 //!
-//! The global rayon pool has one thread per core. A caller asking for fewer gets a pool of that
-//! size, built once per size and kept (building one per call would cost more than a small
-//! batch). A batch on n threads runs n - 1 pool workers beside the calling thread.
+//! Every parallel call runs on pools of our own, never on rayon's global pool: a pool's
+//! threads do not survive `fork`, and a job sent to a pool whose threads are gone waits
+//! forever (a data loader's forked workers hung on their first batch call). So the pools
+//! remember the process that built them, and a forked child builds its own on first use
+//! (the parent's are leaked, not dropped: dropping one would wait on threads that do not
+//! exist). Rayon's global pool is never touched, so a child has nothing of it to fall into.
+//!
+//! A caller asking for n threads gets a pool of that size (at most one per core), built once
+//! per size and kept (building one per call would cost more than a small batch). A batch on
+//! n threads runs n - 1 pool workers beside the calling thread.
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -16,31 +23,72 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 
 use crate::ids::IntCache;
 
-static POOLS: Mutex<Vec<(usize, Arc<ThreadPool>)>> = Mutex::new(Vec::new());
+/// Threads of a batch call given `num_threads=None` (tiktoken's default, which it accepts
+/// None for too).
+pub const DEFAULT_THREADS: usize = 8;
 
-/// Runs `f` (which uses rayon's parallel iterators) on at most `num_threads` threads.
-pub fn with_threads<R: Send>(num_threads: usize, f: impl FnOnce() -> R + Send) -> R {
-    if num_threads >= rayon::current_num_threads() {
-        return f();
-    }
-    let pool = {
+/// The pools built so far, and the process they were built in.
+struct Pools {
+    pid: u32,
+    by_size: Vec<(usize, Arc<ThreadPool>)>,
+}
+
+static POOLS: Mutex<Pools> = Mutex::new(Pools { pid: 0, by_size: Vec::new() });
+
+/// Cores available to this process (what rayon's global pool would have had), read once.
+pub fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+}
+
+/// Our pool of `n` threads, built in this process; None if its threads could not be started.
+fn pool(n: usize) -> Option<Arc<ThreadPool>> {
+    let pid = std::process::id();
+    {
         let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-        match pools.iter().find(|(n, _)| *n == num_threads) {
-            Some((_, p)) => Some(p.clone()),
-            None => match ThreadPoolBuilder::new().num_threads(num_threads).build() {
-                Ok(p) => {
-                    let p = Arc::new(p);
-                    pools.push((num_threads, p.clone()));
-                    Some(p)
-                }
-                Err(_) => None, // could not start threads: run on the global pool instead
-            },
+        if pools.pid != pid {
+            // Built before a fork (or never built): their threads are not in this process.
+            for (_, p) in pools.by_size.drain(..) {
+                std::mem::forget(p);
+            }
+            pools.pid = pid;
         }
-    };
-    match pool {
-        Some(p) => p.install(f),
-        None => f(),
+        if let Some((_, p)) = pools.by_size.iter().find(|(k, _)| *k == n) {
+            return Some(p.clone());
+        }
     }
+    // Built outside the lock, so a fork from another thread meanwhile cannot leave the child
+    // a lock that is held forever.
+    let built = Arc::new(ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("bytepair-{i}")).build().ok()?);
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if pools.pid != pid {
+        return Some(built); // forked while building (cannot happen in the child): use it once
+    }
+    if let Some((_, p)) = pools.by_size.iter().find(|(k, _)| *k == n) {
+        return Some(p.clone()); // another thread built one first
+    }
+    pools.by_size.push((n, built.clone()));
+    Some(built)
+}
+
+/// Runs `f` (which uses rayon's parallel iterators or `rayon::join`) on one of our pools of
+/// at most `num_threads` threads (and at most one per core). None if not even a one-thread
+/// pool could be started: `f` is then not run, since outside a pool rayon would send its jobs
+/// to the global pool, the one that is dead in a forked child.
+pub fn with_threads<R: Send>(num_threads: usize, f: impl FnOnce() -> R + Send) -> Option<R> {
+    let n = num_threads.clamp(1, cores());
+    pool(n).or_else(|| pool(1)).map(|p| p.install(f))
+}
+
+/// [`with_threads`], with "could not start threads" as a Python error.
+pub fn on_threads<R: Send>(num_threads: usize, f: impl FnOnce() -> PyResult<R> + Send) -> PyResult<R> {
+    with_threads(num_threads, f).unwrap_or_else(|| Err(pyo3::exceptions::PyRuntimeError::new_err("bytepair: cannot start worker threads")))
+}
+
+/// Runs `f` on our pool of one thread per core: for construction code in the core that uses
+/// `rayon::join` or parallel iterators, which outside a pool would use rayon's global pool.
+pub fn on_pool<R: Send>(f: impl FnOnce() -> PyResult<R> + Send) -> PyResult<R> {
+    on_threads(cores(), f)
 }
 
 /// What a worker hands back for one chunk of texts: all their ids in one vector (one
@@ -63,7 +111,11 @@ where
 {
     // Room for the most ids the texts can give (see `ids::reserve_for`): no regrowth.
     let bytes: usize = texts.iter().map(|t| t.len()).sum();
-    let mut chunk = Chunk { ids: Vec::with_capacity(crate::ids::reserve_for(bytes)), ends: Vec::with_capacity(texts.len()), err: None };
+    let ids = match crate::ids::ids_vec(crate::ids::reserve_for(bytes)) {
+        Ok(ids) => ids,
+        Err(e) => return Chunk { ids: Vec::new(), ends: Vec::new(), err: Some((first, e)) },
+    };
+    let mut chunk = Chunk { ids, ends: Vec::with_capacity(texts.len()), err: None };
     for (k, t) in texts.iter().enumerate() {
         if let Err(e) = one(t, &mut chunk.ids) {
             chunk.err = Some((first + k, e));
@@ -135,7 +187,7 @@ where
         Ok(())
     };
     // Never more threads than cores: the extra ones would only take turns.
-    let threads = num_threads.min(rayon::current_num_threads()).min(chunks);
+    let threads = num_threads.min(cores()).min(chunks);
     if threads <= 1 {
         let all: Vec<Chunk> = py.allow_threads(|| {
             let mut all = Vec::with_capacity(chunks);
@@ -171,6 +223,7 @@ where
         let mut built = Ok(());
         std::thread::scope(|scope| {
             let (claim, encode) = (&claim, &encode);
+            // If no pool starts, `tx` is dropped unused and this thread encodes every chunk.
             scope.spawn(move || {
                 with_threads(workers, || {
                     (0..workers).into_par_iter().for_each_with(tx, |tx, _| {

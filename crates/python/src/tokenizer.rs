@@ -18,7 +18,8 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::errors::guarded;
-use crate::ids::{reserve_for, with_ids, IntCache};
+use crate::ids::{ids_vec, reserve_for, with_ids, IntCache};
+use crate::threads::{on_pool, DEFAULT_THREADS};
 use crate::policy::{CallArgs, Policy};
 use crate::text::Text;
 
@@ -211,12 +212,16 @@ impl Tokenizer {
         bos_id: Option<u32>,
         eos_id: Option<u32>,
     ) -> PyResult<Self> {
+        // On our pool: `MergeTokenizer::new` uses `rayon::join` (see `threads.rs` on fork).
         py.allow_threads(|| {
-            guarded(|| {
-                let m = MergeTokenizer::new(&tokens, &merges, char_level, ignore_merges, pattern.as_deref(), emit_gaps, special_tokens)?;
-                Ok(Tokenizer::wrap(bytepair_core::Tokenizer::from(m).with_bos_eos(bos_id, eos_id)?))
+            on_pool(|| {
+                guarded(|| {
+                    let m = MergeTokenizer::new(&tokens, &merges, char_level, ignore_merges, pattern.as_deref(), emit_gaps, special_tokens)?;
+                    bytepair_core::Tokenizer::from(m).with_bos_eos(bos_id, eos_id)
+                })
             })
         })
+        .map(Tokenizer::wrap)
     }
 
     /// A merge-list model from a QTKR file: (tokenizer, pad id). BOS, EOS and PAD are its
@@ -225,7 +230,7 @@ impl Tokenizer {
     #[pyo3(signature = (data, pattern=None))]
     fn from_qtkr(py: Python<'_>, data: &[u8], pattern: Option<String>) -> PyResult<(Self, Option<u32>)> {
         py.allow_threads(|| {
-            guarded(|| {
+            on_pool(|| guarded(|| {
                 let q = qtkr::read(data)?;
                 let specials: Vec<(String, u32)> = [q.bos, q.eos, q.pad]
                     .into_iter()
@@ -235,9 +240,10 @@ impl Tokenizer {
                     .into_iter()
                     .collect();
                 let m = MergeTokenizer::new(&q.tokens, &q.merges, None, false, pattern.as_deref(), false, specials)?;
-                Ok((Tokenizer::wrap(bytepair_core::Tokenizer::from(m).with_bos_eos(q.bos, q.eos)?), q.pad))
-            })
+                Ok((bytepair_core::Tokenizer::from(m).with_bos_eos(q.bos, q.eos)?, q.pad))
+            }))
         })
+        .map(|(t, pad)| (Tokenizer::wrap(t), pad))
     }
 
     /// A merge-list model from a HF tokenizer.json file, parsed in Rust: (tokenizer, info).
@@ -247,14 +253,14 @@ impl Tokenizer {
     fn from_tokenizer_json<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Self, Bound<'py, PyDict>)> {
         // HF tokenizers splits every added token out of the text unless told otherwise.
         let (core, m) = py.allow_threads(|| {
-            guarded(|| {
+            on_pool(|| guarded(|| {
                 let m = hf::read(data)?;
                 let specials: Vec<(String, u32)> = m.added.iter().map(|t| (t.content.clone(), t.id)).collect();
                 let inner = MergeTokenizer::new(&m.tokens, &m.merges, m.char_level, m.ignore_merges, m.pattern.as_deref(), m.pattern.is_some(), specials)?
                     .with_pipeline(m.normalizer, m.prefix, m.added.clone())?
                     .with_metaspace_decoder(m.space_symbol);
                 Ok((inner, m))
-            })
+            }))
         })?;
         let info = PyDict::new(py);
         info.set_item("pattern", m.pattern.as_deref())?;
@@ -315,39 +321,52 @@ impl Tokenizer {
     /// offsets where every serial run starts a piece (`Tokenizer::split_points`), the chunks are
     /// encoded in parallel, and the ids concatenated: the same ids as the serial call. Texts
     /// under 1 MB, and models or patterns with no such cuts, are encoded serially.
-    fn encode_ordinary_parallel<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (text, num_threads=None))]
+    fn encode_ordinary_parallel<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, num_threads: Option<usize>) -> PyResult<Bound<'py, PyList>> {
         let text = crate::text::text(text)?;
         let text: &str = &text;
         const MIN_TEXT: usize = 1 << 20;
+        let serial = || -> PyResult<Vec<u32>> {
+            let mut out = ids_vec(reserve_for(text.len()))?;
+            guarded(|| self.inner.encode_ordinary_into(text, &mut out))?;
+            Ok(out)
+        };
         let ids = py.allow_threads(|| {
-            guarded(|| {
-                let threads = num_threads.max(1);
-                let points = if threads > 1 && text.len() >= MIN_TEXT {
-                    self.inner.split_points(text, (text.len() / (4 * threads)).max(1 << 16))
-                } else {
-                    None
-                };
-                let Some(points) = points.filter(|p| !p.is_empty()) else {
-                    let mut out = Vec::with_capacity(reserve_for(text.len()));
-                    self.inner.encode_ordinary_into(text, &mut out)?;
-                    return Ok(out);
-                };
-                let mut bounds = Vec::with_capacity(points.len() + 2);
-                bounds.push(0);
-                bounds.extend(points);
-                bounds.push(text.len());
-                let parts: Vec<Vec<u32>> = crate::threads::with_threads(threads, || {
-                    bounds
-                        .par_windows(2)
-                        .map(|w| {
-                            let mut out = Vec::with_capacity(reserve_for(w[1] - w[0]));
-                            self.inner.encode_ordinary_range(text, w[0]..w[1], &mut out)?;
-                            Ok(out)
-                        })
-                        .collect::<Result<_, _>>()
-                })?;
-                Ok(parts.concat())
-            })
+            let threads = num_threads.unwrap_or(DEFAULT_THREADS).max(1);
+            let points = if threads > 1 && text.len() >= MIN_TEXT {
+                guarded(|| Ok(self.inner.split_points(text, (text.len() / (4 * threads)).max(1 << 16))))?
+            } else {
+                None
+            };
+            let Some(points) = points.filter(|p| !p.is_empty()) else {
+                return serial();
+            };
+            let mut bounds = Vec::with_capacity(points.len() + 2);
+            bounds.push(0);
+            bounds.extend(points);
+            bounds.push(text.len());
+            let parts = crate::threads::with_threads(threads, || {
+                bounds
+                    .par_windows(2)
+                    .map(|w| {
+                        let mut out = ids_vec(reserve_for(w[1] - w[0]))?;
+                        guarded(|| self.inner.encode_ordinary_range(text, w[0]..w[1], &mut out))?;
+                        Ok(out)
+                    })
+                    .collect::<PyResult<Vec<Vec<u32>>>>()
+            });
+            match parts {
+                Some(parts) => {
+                    let parts = parts?;
+                    let mut all = ids_vec(parts.iter().map(Vec::len).sum())?;
+                    for p in &parts {
+                        all.extend_from_slice(p);
+                    }
+                    Ok(all)
+                }
+                // No thread could be started: the serial call gives the same ids.
+                None => serial(),
+            }
         })?;
         self.ints.list(py, &ids)
     }
@@ -365,9 +384,10 @@ impl Tokenizer {
     }
 
     /// `encode_ordinary` of many texts on up to `num_threads` threads.
-    fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (texts, num_threads=None))]
+    fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, num_threads: Option<usize>) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
-        crate::threads::encode_batch(py, &texts, num_threads, &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
+        crate::threads::encode_batch(py, &texts, num_threads.unwrap_or(DEFAULT_THREADS), &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
     }
 
     /// Forgets the merged pieces that threads keep between calls for this tokenizer (rank
@@ -409,12 +429,12 @@ impl Tokenizer {
     }
 
     /// `decode_bytes` of many id lists on up to `num_threads` threads, the GIL released.
-    fn decode_bytes_batch<'py>(&self, py: Python<'py>, batch: Vec<Vec<u32>>, num_threads: usize) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (batch, num_threads=None))]
+    fn decode_bytes_batch<'py>(&self, py: Python<'py>, batch: Vec<Vec<u32>>, num_threads: Option<usize>) -> PyResult<Bound<'py, PyList>> {
         let decoded = py.allow_threads(|| {
             guarded(|| {
-                crate::threads::with_threads(num_threads.max(1), || {
-                    batch.par_iter().map(|ids| self.inner.decode_bytes(ids)).collect::<Result<Vec<_>, _>>()
-                })
+                crate::threads::with_threads(num_threads.unwrap_or(DEFAULT_THREADS), || batch.par_iter().map(|ids| self.inner.decode_bytes(ids)).collect::<Result<Vec<_>, _>>())
+                    .unwrap_or_else(|| batch.iter().map(|ids| self.inner.decode_bytes(ids)).collect())
             })
         })?;
         PyList::new(py, decoded.iter().map(|b| PyBytes::new(py, b)))

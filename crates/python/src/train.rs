@@ -7,16 +7,32 @@
 
 use bytepair_core::train::{ChunkCounter, Merger};
 use bytepair_core::Error;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList};
 
 use crate::errors::guarded;
 
+/// Most threads a trainer takes: past this, the per-thread count tables and OS threads cost
+/// more than they give (and 2**31 of them aborted the process). `train.py` checks it first.
+pub const MAX_THREADS: usize = 1024;
+
+fn build_pool(threads: usize) -> PyResult<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("bytepair-train-{i}"))
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the trainer's threads: {e}")))
+}
+
 #[pyclass(module = "bytepair._core")]
 pub struct Trainer {
     pool: rayon::ThreadPool,
+    /// The process `pool` was built in: a trainer used in a forked child builds a new pool,
+    /// the parent's threads not being there (see `threads.rs`).
+    pid: u32,
+    threads: usize,
     counter: Option<ChunkCounter>,
     merger: Option<Merger>,
     distinct_chunks: usize,
@@ -26,24 +42,37 @@ fn state_error(what: &str) -> PyErr {
     PyRuntimeError::new_err(format!("Trainer: {what}"))
 }
 
+impl Trainer {
+    /// Rebuilds the pool if this is a forked child of the process that built it.
+    fn refresh_pool(&mut self) -> PyResult<()> {
+        let pid = std::process::id();
+        if pid != self.pid {
+            let old = std::mem::replace(&mut self.pool, build_pool(self.threads)?);
+            std::mem::forget(old); // its threads are in the parent: dropping would wait on them
+            self.pid = pid;
+        }
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl Trainer {
     /// A trainer splitting with `pattern` on `num_threads` threads (PatternError if the pattern
     /// does not compile).
     #[new]
     fn new(pattern: &str, num_threads: usize) -> PyResult<Self> {
-        let threads = num_threads.max(1);
+        if !(1..=MAX_THREADS).contains(&num_threads) {
+            return Err(PyValueError::new_err(format!("num_threads must be between 1 and {MAX_THREADS}, got {num_threads}")));
+        }
+        let threads = num_threads;
         let counter = guarded(|| ChunkCounter::new(pattern, threads))?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("bytepair-train-{i}"))
-            .build()
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the trainer's threads: {e}")))?;
-        Ok(Trainer { pool, counter: Some(counter), merger: None, distinct_chunks: 0 })
+        let pool = build_pool(threads)?;
+        Ok(Trainer { pool, pid: std::process::id(), threads, counter: Some(counter), merger: None, distinct_chunks: 0 })
     }
 
     /// Splits and counts a batch of documents (GIL released).
     fn count(&mut self, py: Python<'_>, docs: Vec<PyBackedStr>) -> PyResult<()> {
+        self.refresh_pool()?;
         let counter = self.counter.as_mut().ok_or_else(|| state_error("counting is over"))?;
         let pool = &self.pool;
         py.allow_threads(|| guarded(|| pool.install(|| counter.add_documents(&docs))))
@@ -53,6 +82,7 @@ impl Trainer {
     /// or `(byte offset, reason)` of the first invalid UTF-8 if `lossy` is false; with `lossy`
     /// invalid bytes are read as U+FFFD. Nothing of an invalid block is counted.
     fn count_lines(&mut self, py: Python<'_>, data: &[u8], lossy: bool) -> PyResult<Option<(usize, String)>> {
+        self.refresh_pool()?;
         let counter = self.counter.as_mut().ok_or_else(|| state_error("counting is over"))?;
         let pool = &self.pool;
         py.allow_threads(|| {
@@ -79,6 +109,7 @@ impl Trainer {
 
     /// Ends counting and indexes the pairs. Returns (distinct chunks, total chunks).
     fn start_merging(&mut self, py: Python<'_>) -> PyResult<(usize, u64)> {
+        self.refresh_pool()?;
         let counter = self.counter.take().ok_or_else(|| state_error("merging has already started"))?;
         let pool = &self.pool;
         let (merger, distinct, total) = py.allow_threads(|| {

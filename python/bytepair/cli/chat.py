@@ -46,6 +46,8 @@ def chat(files, encoding_name, model, vocab, template, max_tokens, show):
                 conversation = json.loads(line)
             except json.JSONDecodeError as e:
                 raise click.ClickException(f"{where}: not JSON ({e.msg} at column {e.colno})") from None
+            except RecursionError:  # Python's json parser recurses once per nesting level
+                raise click.ClickException(f"{where}: JSON nested too deeply") from None
             try:
                 ids, mask = render_conversation(enc, conversation, template=template,
                                                 max_tokens=max_tokens)

@@ -95,10 +95,14 @@ def describe(path: str) -> dict:
     from bytepair.errors import FormatError
     from bytepair.formats import detect
 
+    from bytepair.formats.limits import read_vocab_file
+
     p = Path(path)
-    data = p.read_bytes() if p.is_file() else b""
-    fmt = detect(data, path) if p.is_file() else "gpt2 (directory)"
     try:
+        # Read and detected inside the try: an unrecognised file (say, a deeply nested JSON
+        # array) is one line on stderr, not a traceback. The read is bounded as load's is.
+        data = b"" if p.is_dir() else read_vocab_file(p)
+        fmt = "gpt2 (directory)" if p.is_dir() else detect(data, path)
         tok = bytepair.load(path)
         pattern = getattr(tok, "_pat_str", None)
     except FormatError as e:
@@ -177,8 +181,10 @@ def verify(table, source):
     and every token. Exits 1 on any difference."""
     from bytepair.formats import bpe2
 
+    from bytepair.formats.limits import read_vocab_file
+
     try:
-        report = bpe2.verify(Path(table).read_bytes(), Path(source).read_bytes(), table, source)
+        report = bpe2.verify(read_vocab_file(table), read_vocab_file(source), table, source)
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     for problem in report.problems:

@@ -23,6 +23,7 @@ from typing import Any
 
 from bytepair.errors import FormatError, LossyFormatError, PatternError, VocabError
 from bytepair.formats.detect import FORMATS, detect
+from bytepair.formats.limits import read_vocab_file
 
 __all__ = ["FORMATS", "detect", "load", "loads", "save", "would_drop", "format_for_path"]
 
@@ -66,7 +67,7 @@ def load(path: str | os.PathLike, *, pat_str: str | None = None,
             if (path / candidate).is_file():
                 return load(path / candidate, pat_str=pat_str, special_tokens=special_tokens, name=name)
         raise FormatError("a directory with no vocab.bpe, tokenizer.json or tokenizer.model", None, source)
-    data = path.read_bytes()
+    data = read_vocab_file(path)
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     fmt = format or detect(data, source)
@@ -204,7 +205,7 @@ def _load_gpt2(path: Path, pat_str, special_tokens, name):
 
     folder = path.parent
     vocab_bpe, encoder_json = folder / "vocab.bpe", folder / "encoder.json"
-    data = path.read_bytes()
+    data = read_vocab_file(path)
     if detect(data, os.fspath(path)) == "gpt2" and data.lstrip()[:1] == b"{":
         encoder_json = path
     else:
@@ -213,9 +214,9 @@ def _load_gpt2(path: Path, pat_str, special_tokens, name):
         if not f.is_file():
             raise FormatError(f"GPT-2 vocabularies are two files; {f.name} was not found beside "
                               f"{path.name}", None, os.fspath(path))
-    encoder_data = encoder_json.read_bytes()
+    encoder_data = read_vocab_file(encoder_json)
     try:
-        text = gpt2_tiktoken_bytes(vocab_bpe.read_bytes(), encoder_data)
+        text = gpt2_tiktoken_bytes(read_vocab_file(vocab_bpe), encoder_data)
     except FormatError as e:
         e.path = os.fspath(encoder_json if e.path == "encoder.json" else vocab_bpe)
         raise

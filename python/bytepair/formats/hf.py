@@ -74,10 +74,18 @@ def dumps_encoding(enc) -> tuple[bytes, list[str]]:
     by_id = {r: spell(t) for t, r in ranks.items()}
     specials: dict[str, int] = {}
     taken = set(by_id)
+    spellings = set(by_id.values())
+    byte_chars = set(table.values())
     for s, i in enc._special_tokens.items():
-        if i not in taken:
+        # A special token is a key of model.vocab as well (see above), so it is left out, and
+        # named as dropped, when it cannot be one: its spelling is an ordinary token's key (the
+        # key would take that token's id: the file loaded to other ids, or failed to load when
+        # the token was a single byte), or it has a character that is no ByteLevel byte
+        # character (a space, say: the file would not load).
+        if i not in taken and s not in spellings and set(s) <= byte_chars:
             specials[s] = i
             taken.add(i)
+            spellings.add(s)
     merges = enc._core_bpe.merges_from_ranks()
     doc = {
         "version": "1.0",

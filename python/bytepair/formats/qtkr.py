@@ -43,9 +43,14 @@ def dumps_encoding(enc) -> tuple[bytes, list[str]]:
     tokens = [b""] * n
     for token, rank in enc._mergeable_ranks.items():
         tokens[rank] = token
+    ordinary = set(enc._mergeable_ranks)
     for s, i in enc._special_tokens.items():
-        if not tokens[i]:
+        # A special whose bytes are already a token (an ordinary one, or an earlier special at
+        # another id) is not written at its id: a QTKR table holding the same bytes twice does
+        # not load. The id stays a hole, and the special is named as dropped (below).
+        if not tokens[i] and s.encode("utf-8") not in ordinary:
             tokens[i] = s.encode("utf-8")
+            ordinary.add(tokens[i])
     long = [i for i, t in enumerate(tokens) if len(t) > 255]
     if long:
         raise VocabError(f"token {long[0]} is {len(tokens[long[0]])} bytes; QTKR stores lengths in one "

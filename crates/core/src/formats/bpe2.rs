@@ -421,9 +421,19 @@ impl Bpe2 {
     /// in the table at its id with the same bytes; otherwise its id must be free.
     pub fn into_vocab(self, specials: &[(String, u32)]) -> Result<Vocab> {
         let Bpe2 { mut spans, mut blob, .. } = self;
+        // Ids bounded by the table before anything is sized by them: a special at id 2**31-1
+        // made a 16 GiB table (and aborted the process). The bound is `Vocab::new`'s, so a
+        // file loads exactly when the same tokens given as ranks do.
+        let limit = 16 * (spans.len() + specials.len()) as u64 + (1 << 20);
+        if let Some((spelling, id)) = specials.iter().find(|s| s.1 > crate::vocab::MAX_TOKEN_ID || s.1 as u64 > limit) {
+            return Err(Error::Vocab(format!(
+                "special token {spelling:?} has id {id}, far beyond the {} tokens in the table; ids must be dense",
+                spans.len()
+            )));
+        }
         // Room for the specials in one step (exact, not doubling: a table can be megabytes).
         let top = specials.iter().map(|s| s.1 as usize + 1).max().unwrap_or(0);
-        if top > spans.len() && top <= crate::vocab::MAX_TOKEN_ID as usize + 1 {
+        if top > spans.len() {
             spans.reserve_exact(top - spans.len());
         }
         blob.reserve_exact(specials.iter().map(|s| s.0.len()).sum());
