@@ -27,6 +27,7 @@ use std::sync::{Arc, OnceLock};
 use hashbrown::HashTable;
 
 use crate::error::{Error, Result};
+use crate::models::{short_eq, u32_at, u64_at};
 
 pub const NONE: u32 = u32::MAX;
 
@@ -78,34 +79,6 @@ impl std::fmt::Debug for ScoreVocab {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ScoreVocab").field("pieces", &self.t.spans.len()).finish()
     }
-}
-
-/// Equality of two slices of the same length, without a libc call for the short keys that
-/// dominate lookups (most pieces are under 16 bytes): two overlapping fixed-size loads cover
-/// any length from 4 to 16, and three byte reads any length below 4.
-#[inline(always)]
-pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    match n {
-        0 => true,
-        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
-        4..=7 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
-        8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
-        _ => a == b,
-    }
-}
-
-#[inline(always)]
-fn u64_at(s: &[u8], i: usize) -> u64 {
-    u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
-}
-
-#[inline(always)]
-fn u32_at(s: &[u8], i: usize) -> u32 {
-    u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
 }
 
 /// The hash of the piece index: keys of up to 16 bytes (nearly all) are read as two
@@ -625,20 +598,6 @@ mod tests {
         let (e, ea) = (v.lookup("\u{e9}".as_bytes()).unwrap(), v.lookup("\u{e9}a".as_bytes()).unwrap());
         assert_eq!(pairs.get(&pair_key(e, v.lookup(b"a").unwrap())), Some(&ea));
         assert_eq!(pairs.len(), 17 * 17 + 2 * 17 * 17 * 17 + 1);
-    }
-
-    #[test]
-    fn short_eq_every_length() {
-        for n in 0..40usize {
-            let a: Vec<u8> = (0..n as u8).collect();
-            assert!(short_eq(&a, &a.clone()));
-            for i in 0..n {
-                let mut b = a.clone();
-                b[i] ^= 0x55;
-                assert!(!short_eq(&a, &b), "length {n}, byte {i}");
-            }
-            assert!(!short_eq(&a, &[0u8; 41][..n + 1]));
-        }
     }
 
     #[test]
