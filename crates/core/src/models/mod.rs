@@ -12,13 +12,15 @@
 //! - [`score`]: score BPE ([`score::ScoreTokenizer`]: SentencePiece, LEAP / llama2.c): the pair
 //!   whose merged piece scores highest merges first ([`score::merge`]).
 //!
-//! Shared: [`cache`], the piece cache of the score and merge-list models (bytes -> ids, one per
-//! tokenizer, shared by its threads).
+//! Shared by the score and merge-list models: [`cache`], their piece cache (bytes -> ids, one
+//! per tokenizer, shared by its threads), and [`heap`], their merge loop (best adjacent pair
+//! first, leftmost on a tie), generic over what "best" means.
 //!
 //! Models never import [`crate::formats`]: a format reads a file into plain data
 //! ([`crate::spec`] and the stages' own types) and a model is built from that.
 
 pub mod cache;
+pub mod heap;
 pub mod merges;
 pub mod rank;
 pub mod score;
