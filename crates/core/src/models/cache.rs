@@ -107,6 +107,15 @@ impl ShardedCache {
         }
     }
 
+    /// Forgets every entry (to time cold encoding, or to free the memory). A shard another
+    /// thread holds right now is waited for: this is not on any encoding path.
+    pub fn clear(&self) {
+        for s in self.shards.iter() {
+            // A poisoned shard (a thread panicked holding it) is cleared all the same.
+            s.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        }
+    }
+
     /// Entries held now (all shards; a busy shard counts as empty).
     pub fn len(&self) -> usize {
         self.shards.iter().map(|s| s.try_lock().map_or(0, |m| m.len())).sum()
@@ -154,6 +163,8 @@ mod tests {
         c.put(&long, h(&long), &[1]);
         assert!(!c.get(&long, h(&long), &mut out));
         assert_eq!(c.len(), 1);
+        c.clear();
+        assert!(c.is_empty() && !c.get(b"hello", h(b"hello"), &mut out));
     }
 
     /// A shard at its limit is emptied by the next insert, and answers correctly after.

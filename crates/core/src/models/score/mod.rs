@@ -692,6 +692,11 @@ impl ScoreTokenizer {
         out
     }
 
+    /// Forgets the merged segments this tokenizer has cached (the ids never depend on them).
+    pub fn clear_cache(&self) {
+        self.cache.clear();
+    }
+
     /// The spellings that are special pieces (control and unknown; LEAP: BOS/EOS).
     pub fn specials(&self) -> &SpecialTokens {
         self.specials.get()
