@@ -295,11 +295,11 @@ class Encoding:
     def clear_cache(self) -> None:
         """Forgets the pieces this encoding has merged so far.
 
-        Words that are not one token are merged once and remembered: within a call, and by
-        each thread from one call to the next (up to 1 MB per thread, for the encoding it used
-        last), so a stream of short documents pays for each such word about once. The ids
-        never depend on it. Call this to time cold encoding, or to let the threads' memory go
-        (each thread frees its table when it next encodes).
+        Words that are not one token are merged once and remembered, so a stream of short
+        documents pays for each such word about once. Rank models keep a table per thread (up
+        to 1 MB, for the encoding it used last; each thread frees it when it next encodes);
+        score and merge-list models one shared, bounded cache per tokenizer. The ids never
+        depend on it. Call this to time cold encoding, or to let the memory go.
 
         >>> enc.clear_cache()
         """

@@ -170,6 +170,11 @@ impl Tokenizer {
         self.specials().find_any(text, |id| filter.contains(id))
     }
 
+    /// Forgets what the model's piece cache holds (the ids never depend on it).
+    pub fn clear_cache(&self) {
+        with_model!(&self.model, m => Model::clear_cache(m))
+    }
+
     /// Size of the id space: the largest id + 1.
     pub fn n_vocab(&self) -> usize {
         with_model!(&self.model, m => Model::n_vocab(m))

@@ -390,12 +390,10 @@ impl Tokenizer {
         crate::threads::encode_batch(py, &texts, num_threads.unwrap_or(DEFAULT_THREADS), &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
     }
 
-    /// Forgets the merged pieces that threads keep between calls for this tokenizer (rank
-    /// models: `Vocab::forget_cached`; the memory is freed as each thread next encodes).
+    /// Forgets the merged pieces the model's cache holds (rank models: each thread's table,
+    /// freed as that thread next encodes; the others: the tokenizer's shared cache).
     fn clear_cache(&self) {
-        if let AnyModel::Rank(e) = self.inner.model() {
-            e.vocab().forget_cached();
-        }
+        self.inner.clear_cache();
     }
 
     /// The id of bytes that are exactly one token, ordinary or special; KeyError if none.

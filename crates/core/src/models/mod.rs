@@ -12,9 +12,15 @@
 //! - [`score`]: score BPE ([`score::ScoreTokenizer`]: SentencePiece, LEAP / llama2.c): the pair
 //!   whose merged piece scores highest merges first ([`score::merge`]).
 //!
+//! Shared by the score and merge-list models: [`cache`], their piece cache (bytes -> ids, one
+//! per tokenizer, shared by its threads), and [`heap`], their merge loop (best adjacent pair
+//! first, leftmost on a tie), generic over what "best" means.
+//!
 //! Models never import [`crate::formats`]: a format reads a file into plain data
 //! ([`crate::spec`] and the stages' own types) and a model is built from that.
 
+pub mod cache;
+pub mod heap;
 pub mod merges;
 pub mod rank;
 pub mod score;
@@ -66,6 +72,9 @@ pub trait Model {
     fn bos_eos(&self) -> (Option<u32>, Option<u32>) {
         (None, None)
     }
+
+    /// Forgets the merged pieces the model's cache holds (ids never depend on it).
+    fn clear_cache(&self);
 }
 
 impl Model for rank::Encoder {
@@ -93,6 +102,10 @@ impl Model for rank::Encoder {
     }
     fn n_vocab(&self) -> usize {
         self.vocab().table_len()
+    }
+    fn clear_cache(&self) {
+        // Each thread's table is freed when that thread next encodes.
+        self.vocab().forget_cached();
     }
 }
 
@@ -128,6 +141,9 @@ impl Model for score::ScoreTokenizer {
     fn bos_eos(&self) -> (Option<u32>, Option<u32>) {
         (self.bos_id(), self.eos_id())
     }
+    fn clear_cache(&self) {
+        score::ScoreTokenizer::clear_cache(self)
+    }
 }
 
 impl Model for merges::MergeTokenizer {
@@ -150,6 +166,9 @@ impl Model for merges::MergeTokenizer {
     }
     fn n_vocab(&self) -> usize {
         self.len()
+    }
+    fn clear_cache(&self) {
+        merges::MergeTokenizer::clear_cache(self)
     }
 }
 
@@ -187,5 +206,52 @@ impl Sink for Count {
     #[inline]
     fn extend(&mut self, ids: &[u32]) {
         self.0 += ids.len();
+    }
+}
+
+/// Equality of two slices of the same length, without a libc call for the short keys that
+/// dominate lookups (most pieces are under 16 bytes): two overlapping fixed-size loads cover
+/// any length from 4 to 16, and three byte reads any length below 4.
+#[inline(always)]
+pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
+        8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
+        _ => a == b,
+    }
+}
+
+#[inline(always)]
+pub(crate) fn u64_at(s: &[u8], i: usize) -> u64 {
+    u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
+}
+
+#[inline(always)]
+pub(crate) fn u32_at(s: &[u8], i: usize) -> u32 {
+    u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_eq_every_length() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(short_eq(&a, &a.clone()));
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x55;
+                assert!(!short_eq(&a, &b), "length {n}, byte {i}");
+            }
+            assert!(!short_eq(&a, &[0u8; 41][..n + 1]));
+        }
     }
 }

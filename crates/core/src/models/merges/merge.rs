@@ -5,16 +5,15 @@
 //! the pair whose merge comes **first in the list**, the leftmost such pair on a tie (the same
 //! merge can apply at several places); emit the ids.
 //!
-//! Engine: a doubly linked list of symbols and a min-heap of (merge index, position) with lazy
-//! deletion. An entry stores the two ids it was made for; it is stale when the left symbol
-//! was absorbed, or its right neighbour or either id changed. O(n log n) per piece.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! Engine: the shared merge heap ([`crate::models::heap`]), with the list as its rule: a
+//! pair's priority is its place in the list, found with the merged id in one hash probe of
+//! (left id, right id). O(n log n) per piece; the caller's piece cache
+//! ([`crate::models::cache`]) makes most pieces a lookup.
 
 use hashbrown::HashMap;
 
 use crate::error::{Error, Result};
+use crate::models::heap::{Heap, MergeRule};
 
 const NONE: u32 = u32::MAX;
 
@@ -75,63 +74,42 @@ pub fn from_ranks(vocab: &crate::vocab::Vocab) -> Vec<(u32, u32, u32)> {
 /// Reusable buffers for [`merge`].
 #[derive(Default)]
 pub struct Scratch {
-    next: Vec<u32>,
-    alive: Vec<bool>,
-    heap: BinaryHeap<Reverse<(u32, u32, u32, u32)>>,
+    heap: Heap,
+}
+
+/// The merge list as a [`MergeRule`]: a pair's priority is its place in the list (first listed,
+/// highest), and the merged symbol takes the id the list gives.
+struct ListOrder<'a> {
+    merges: &'a Merges,
+    ids: &'a mut [u32],
+}
+
+impl MergeRule for ListOrder<'_> {
+    #[inline]
+    fn pair(&self, l: u32, r: u32) -> Option<(u32, u32)> {
+        let (a, b) = (self.ids[l as usize], self.ids[r as usize]);
+        if a == NONE || b == NONE {
+            return None;
+        }
+        self.merges.get(a, b).map(|(k, merged)| (!k, merged))
+    }
+
+    #[inline]
+    fn merge(&mut self, l: u32, _r: u32, merged: u32) {
+        self.ids[l as usize] = merged;
+    }
 }
 
 /// Applies the merges to `ids` (the initial symbols of one piece) and appends the result to
 /// `out`. Symbols with id [`u32::MAX`] never merge (unknown characters).
 pub fn merge(merges: &Merges, ids: &mut [u32], scratch: &mut Scratch, out: &mut Vec<u32>) {
-    let n = ids.len();
-    if n < 2 {
+    if ids.len() < 2 {
         out.extend_from_slice(ids);
         return;
     }
-    let Scratch { next, alive, heap } = scratch;
-    next.clear();
-    alive.clear();
-    heap.clear();
-    next.extend((1..=n as u32).map(|i| if i as usize == n { NONE } else { i }));
-    alive.resize(n, true);
-    let mut prev: Vec<u32> = (0..n as u32).map(|i| if i == 0 { NONE } else { i - 1 }).collect();
-    let push = |heap: &mut BinaryHeap<_>, ids: &[u32], l: u32, r: u32| {
-        if l == NONE || r == NONE {
-            return;
-        }
-        let (a, b) = (ids[l as usize], ids[r as usize]);
-        if a == NONE || b == NONE {
-            return;
-        }
-        if let Some((rank, _)) = merges.get(a, b) {
-            heap.push(Reverse((rank, l, a, b)));
-        }
-    };
-    for i in 0..n as u32 - 1 {
-        push(heap, ids, i, i + 1);
-    }
-    while let Some(Reverse((_, l, a, b))) = heap.pop() {
-        let r = next[l as usize];
-        if !alive[l as usize] || r == NONE || ids[l as usize] != a || ids[r as usize] != b {
-            continue;
-        }
-        let (_, m) = merges.get(a, b).expect("pushed pairs are merges");
-        ids[l as usize] = m;
-        alive[r as usize] = false;
-        let rr = next[r as usize];
-        next[l as usize] = rr;
-        if rr != NONE {
-            prev[rr as usize] = l;
-        }
-        push(heap, ids, prev[l as usize], l);
-        push(heap, ids, l, rr);
-    }
-    let mut i = 0u32;
-    while i != NONE {
-        out.push(ids[i as usize]);
-        i = next[i as usize];
-    }
-    prev.clear();
+    let heap = &mut scratch.heap;
+    heap.run(ids.len(), &mut ListOrder { merges, ids });
+    out.extend(heap.symbols().map(|i| ids[i as usize]));
 }
 
 #[cfg(test)]

@@ -19,7 +19,9 @@ use std::hash::BuildHasher;
 use crate::added::{AddedToken, AddedVocab, Allowed, Part};
 use crate::special::SpecialTokens;
 
+use crate::models::cache::ShardedCache;
 use crate::models::merges::merge::{merge, Merges, Scratch};
+use crate::models::short_eq;
 use crate::models::rank::SpecialFilter;
 use crate::error::{Error, Result};
 use crate::normalizers::Normalizer;
@@ -40,11 +42,22 @@ struct Index {
 impl Index {
     #[inline]
     fn get(&self, bytes: &[u8], spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
+        self.get_hashed(bytes, self.hash(bytes), spans, blob)
+    }
+
+    /// The hash [`get_hashed`](Self::get_hashed) takes (the piece cache is keyed by it too).
+    #[inline]
+    fn hash(&self, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one(bytes)
+    }
+
+    #[inline]
+    fn get_hashed(&self, bytes: &[u8], hash: u64, spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
         let at = |i: u32| {
             let (o, l) = spans[i as usize];
             &blob[o as usize..(o + l) as usize]
         };
-        self.table.find(self.hasher.hash_one(bytes), |&i| at(i) == bytes).copied()
+        self.table.find(hash, |&i| short_eq(at(i), bytes)).copied()
     }
 
     /// Inserts `id` for `bytes` unless present; the id already there if it is.
@@ -97,6 +110,9 @@ pub struct MergeTokenizer {
     /// Decoding turns U+2581 back into spaces and drops the one the normalizer or pre-tokenizer
     /// put in front (HF's `Replace` + `Strip` decoders, or `Metaspace`'s).
     metaspace_decoder: bool,
+    /// Merged pieces (see [`crate::models::cache`]): a piece's ids depend on its bytes alone
+    /// (initial symbols, unknown ids fused within the piece, merges), so each is merged once.
+    cache: ShardedCache,
 }
 
 impl MergeTokenizer {
@@ -195,6 +211,7 @@ impl MergeTokenizer {
             prefix: Prefix::None,
             merge_list: merges.to_vec(),
             metaspace_decoder: false,
+            cache: ShardedCache::new(),
         })
     }
 
@@ -230,6 +247,11 @@ impl MergeTokenizer {
         Ok(self)
     }
 
+    /// Forgets the merged pieces this tokenizer has cached (the ids never depend on them).
+    pub fn clear_cache(&self) {
+        self.cache.clear();
+    }
+
     /// The special added tokens.
     pub fn specials(&self) -> &SpecialTokens {
         &self.specials
@@ -239,13 +261,35 @@ impl MergeTokenizer {
         self.added.tokens()
     }
 
+    /// One piece: its token when it is one and `ignore_merges` is on (HF checks that first),
+    /// else its cached ids, else merged (and cached). A single byte is one symbol: nothing to
+    /// merge, nothing to cache.
+    #[inline]
     fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>, scratch: &mut Scratch, out: &mut Vec<u32>) {
+        let cacheable = piece.len() > 1 && ShardedCache::holds(piece.len());
+        if !(cacheable || self.ignore_merges) {
+            return self.merge_piece(piece, ids, scratch, out);
+        }
+        let hash = self.index.hash(piece);
         if self.ignore_merges {
-            if let Some(id) = self.index.get(piece, &self.spans, &self.blob) {
+            if let Some(id) = self.index.get_hashed(piece, hash, &self.spans, &self.blob) {
                 out.push(id);
                 return;
             }
         }
+        if !cacheable {
+            return self.merge_piece(piece, ids, scratch, out);
+        }
+        if self.cache.get(piece, hash, out) {
+            return;
+        }
+        let before = out.len();
+        self.merge_piece(piece, ids, scratch, out);
+        self.cache.put(piece, hash, &out[before..]);
+    }
+
+    /// A piece's initial symbols, merged, into `out`.
+    fn merge_piece(&self, piece: &[u8], ids: &mut Vec<u32>, scratch: &mut Scratch, out: &mut Vec<u32>) {
         ids.clear();
         match &self.initial {
             Initial::Bytes(bytes) => ids.extend(piece.iter().map(|&b| bytes[b as usize])),
@@ -392,5 +436,93 @@ impl MergeTokenizer {
     }
     pub fn id(&self, bytes: &[u8]) -> Option<u32> {
         self.index.get(bytes, &self.spans, &self.blob)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte-level: the 256 bytes, then "ab", "bc", "ca", "abc", "bca" made by merges listed in
+    /// an order that makes the answer depend on it.
+    fn tokenizer(ignore_merges: bool) -> MergeTokenizer {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        for t in ["ab", "bc", "ca", "abc", "bca"] {
+            tokens.push(t.as_bytes().to_vec());
+        }
+        let (a, b, c) = (b'a' as u32, b'b' as u32, b'c' as u32);
+        let merges = [(b, c, 257), (a, b, 256), (c, a, 258), (256, c, 259), (257, a, 260)];
+        MergeTokenizer::new(&tokens, &merges, None, ignore_merges, Some(r"\S+|\s+"), false, vec![]).unwrap()
+    }
+
+    /// Pieces over a, b, c (and spaces between them), from a fixed xorshift stream.
+    fn text(words: usize, seed: u64) -> String {
+        let mut x = seed;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        (0..words)
+            .map(|_| (0..1 + next(12)).map(|_| b"abc"[next(3) as usize] as char).collect::<String>())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Every piece merged directly, with no cache: what the cached encoder must give.
+    fn uncached(t: &MergeTokenizer, text: &str) -> Vec<u32> {
+        let (mut ids, mut scratch, mut out) = (Vec::new(), Scratch::default(), Vec::new());
+        t.pretokenizer.as_ref().unwrap().for_each_piece(text, |p| {
+            match t.ignore_merges.then(|| t.id(p.as_bytes())).flatten() {
+                Some(id) => out.push(id),
+                None => t.merge_piece(p.as_bytes(), &mut ids, &mut scratch, &mut out),
+            }
+        }).unwrap();
+        out
+    }
+
+    /// A piece gives the same ids cold (merged, then cached) and warm (from the cache), with and
+    /// without the whole-piece lookup.
+    #[test]
+    fn cold_and_warm_give_the_same_ids() {
+        for ignore_merges in [false, true] {
+            let t = tokenizer(ignore_merges);
+            let s = text(2000, 0x2545_f491_4f6c_dd1d);
+            let want = uncached(&t, &s);
+            assert!(t.cache.is_empty());
+            let cold = t.encode(&s, Allowed::None).unwrap();
+            let cached = t.cache.len();
+            assert!(cached > 100, "pieces were cached: {cached}");
+            let warm = t.encode(&s, Allowed::None).unwrap();
+            assert_eq!(cold, want);
+            assert_eq!(warm, want);
+            assert_eq!(t.cache.len(), cached, "the warm pass found every piece");
+            // "abcabc": b+c is listed first (a bc a bc), then bc+a (a bca bc); a+b never forms.
+            let mut out = Vec::new();
+            t.encode_piece(b"abcabc", &mut Vec::new(), &mut Scratch::default(), &mut out);
+            assert_eq!(out, [97, 260, 257]);
+            // A clone starts with an empty cache and encodes the same; so does a cleared one.
+            let clone = t.clone();
+            assert!(clone.cache.is_empty());
+            assert_eq!(clone.encode(&s, Allowed::None).unwrap(), want);
+            t.clear_cache();
+            assert!(t.cache.is_empty());
+            assert_eq!(t.encode(&s, Allowed::None).unwrap(), want);
+        }
+    }
+
+    /// With shards that clear at 3 entries, the cache is emptied over and over and every answer
+    /// is still the merge's.
+    #[test]
+    fn a_full_shard_clears_and_still_answers() {
+        let mut t = tokenizer(true);
+        t.cache = ShardedCache::with_limit(3);
+        let s = text(3000, 0x9e37_79b9_7f4a_7c15);
+        let want = uncached(&t, &s);
+        for _ in 0..3 {
+            assert_eq!(t.encode(&s, Allowed::None).unwrap(), want);
+            assert!(t.cache.len() <= 3 * crate::models::cache::SHARDS);
+        }
     }
 }

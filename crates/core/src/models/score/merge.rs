@@ -4,12 +4,11 @@
 //! concatenates to a mergeable piece, merge the pair whose piece has the **highest score**,
 //! the leftmost such pair on a tie; emit the ids of the symbols left.
 //!
-//! Engine: symbols in a doubly linked list over an array, candidate pairs in a max-heap keyed
-//! by (score, leftmost position) with lazy deletion. An entry is stale when either symbol has
-//! been absorbed or the two symbols' combined length differs from the entry's: symbols only
-//! grow and only by absorbing their right neighbour, so a length check is exact (it is the
-//! check SentencePiece itself makes). Each merge pushes at most two pairs, so a segment of n
-//! symbols costs O(n log n) hash lookups and heap operations.
+//! Engine: segments of up to [`SMALL`] symbols (nearly all) scan an array of their pairs'
+//! scores ([`merge_small`]); longer ones use the merge heap shared with merge-list BPE
+//! ([`crate::models::heap`]: a doubly linked list and a max-heap of (score, leftmost
+//! position) with lazy deletion), with score as its rule. A segment of n symbols costs
+//! O(n log n) heap operations and O(n) pair lookups.
 //!
 //! A candidate pair is found by its two ids in a pair table ((left id, right id) -> piece),
 //! built after load on a background thread; until it is there (and for symbols with no id,
@@ -20,13 +19,14 @@
 //! [`crate::models::score`]), and a segment that is itself a piece whose own BPE yields that piece
 //! costs one hash lookup.
 
-use std::collections::BinaryHeap;
 use std::hash::BuildHasher;
 use std::sync::{Arc, OnceLock};
 
 use hashbrown::HashTable;
 
 use crate::error::{Error, Result};
+use crate::models::heap::{Heap, MergeRule};
+use crate::models::{short_eq, u32_at, u64_at};
 
 pub const NONE: u32 = u32::MAX;
 
@@ -78,34 +78,6 @@ impl std::fmt::Debug for ScoreVocab {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ScoreVocab").field("pieces", &self.t.spans.len()).finish()
     }
-}
-
-/// Equality of two slices of the same length, without a libc call for the short keys that
-/// dominate lookups (most pieces are under 16 bytes): two overlapping fixed-size loads cover
-/// any length from 4 to 16, and three byte reads any length below 4.
-#[inline(always)]
-pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    match n {
-        0 => true,
-        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
-        4..=7 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
-        8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
-        _ => a == b,
-    }
-}
-
-#[inline(always)]
-fn u64_at(s: &[u8], i: usize) -> u64 {
-    u64::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]])
-}
-
-#[inline(always)]
-fn u32_at(s: &[u8], i: usize) -> u32 {
-    u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]])
 }
 
 /// The hash of the piece index: keys of up to 16 bytes (nearly all) are read as two
@@ -160,9 +132,7 @@ fn key(score: f32) -> u32 {
 pub struct Scratch {
     /// Small segments: (score key, id) of each adjacent pair's piece, key 0 for none.
     best: Vec<(u32, u32)>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    heap: BinaryHeap<(u32, std::cmp::Reverse<u32>, u32, u32)>,
+    heap: Heap,
     pub symbols: Vec<Symbol>,
 }
 
@@ -384,54 +354,40 @@ pub fn merge(
     }
 }
 
-/// [`merge`] with the candidate pairs in a heap (segments of more than [`SMALL`] symbols).
-fn merge_heap(vocab: &ScoreVocab, text: &[u8], symbols: &mut [Symbol], scratch: &mut Scratch, mut emit: impl FnMut(&Symbol)) {
-    let n = symbols.len();
-    let Scratch { next, prev, heap, .. } = scratch;
-    next.clear();
-    prev.clear();
-    heap.clear();
-    let pairs = vocab.pairs();
-    next.extend((1..=n as u32).map(|i| if i as usize == n { NONE } else { i }));
-    prev.extend((0..n as u32).map(|i| if i == 0 { NONE } else { i - 1 }));
+/// Score BPE as a [`MergeRule`]: a pair's priority is its piece's score (as an ordered
+/// [`key`]), and the merged symbol spans both and takes the piece's id.
+struct ByScore<'a> {
+    vocab: &'a ScoreVocab,
+    pairs: Option<&'a Pairs>,
+    text: &'a [u8],
+    symbols: &'a mut [Symbol],
+}
 
-    let push = |heap: &mut BinaryHeap<_>, symbols: &[Symbol], l: u32, r: u32| {
-        if l == NONE || r == NONE {
-            return;
-        }
-        let (a, b) = (&symbols[l as usize], &symbols[r as usize]);
+impl MergeRule for ByScore<'_> {
+    #[inline]
+    fn pair(&self, l: u32, r: u32) -> Option<(u32, u32)> {
+        let (a, b) = (&self.symbols[l as usize], &self.symbols[r as usize]);
         if a.frozen || b.frozen {
-            return;
+            return None;
         }
-        if let Some(id) = vocab.pair(pairs, text, a, b) {
-            heap.push((key(vocab.score(id)), std::cmp::Reverse(l), b.end - a.start, id));
-        }
-    };
-    for i in 0..n as u32 - 1 {
-        push(heap, symbols, i, i + 1);
+        let id = self.vocab.pair(self.pairs, self.text, a, b)?;
+        Some((key(self.vocab.score(id)), id))
     }
-    while let Some((_, std::cmp::Reverse(l), size, id)) = heap.pop() {
-        let r = next[l as usize];
-        let a = symbols[l as usize];
-        // Stale: the left symbol was absorbed (start == end marks it), or either side grew.
-        if a.start == a.end || r == NONE || symbols[r as usize].end - a.start != size {
-            continue;
-        }
-        let rr = next[r as usize];
-        symbols[l as usize].end = symbols[r as usize].end;
-        symbols[l as usize].id = id;
-        symbols[r as usize].end = symbols[r as usize].start; // absorbed
-        next[l as usize] = rr;
-        if rr != NONE {
-            prev[rr as usize] = l;
-        }
-        push(heap, symbols, prev[l as usize], l);
-        push(heap, symbols, l, rr);
+
+    #[inline]
+    fn merge(&mut self, l: u32, r: u32, id: u32) {
+        self.symbols[l as usize].end = self.symbols[r as usize].end;
+        self.symbols[l as usize].id = id;
     }
-    let mut i = 0u32;
-    while i != NONE {
+}
+
+/// [`merge`] with the candidate pairs in the shared heap ([`crate::models::heap`]; segments of
+/// more than [`SMALL`] symbols).
+fn merge_heap(vocab: &ScoreVocab, text: &[u8], symbols: &mut [Symbol], scratch: &mut Scratch, mut emit: impl FnMut(&Symbol)) {
+    let heap = &mut scratch.heap;
+    heap.run(symbols.len(), &mut ByScore { vocab, pairs: vocab.pairs(), text, symbols });
+    for i in heap.symbols() {
         emit(&symbols[i as usize]);
-        i = next[i as usize];
     }
 }
 
@@ -625,20 +581,6 @@ mod tests {
         let (e, ea) = (v.lookup("\u{e9}".as_bytes()).unwrap(), v.lookup("\u{e9}a".as_bytes()).unwrap());
         assert_eq!(pairs.get(&pair_key(e, v.lookup(b"a").unwrap())), Some(&ea));
         assert_eq!(pairs.len(), 17 * 17 + 2 * 17 * 17 * 17 + 1);
-    }
-
-    #[test]
-    fn short_eq_every_length() {
-        for n in 0..40usize {
-            let a: Vec<u8> = (0..n as u8).collect();
-            assert!(short_eq(&a, &a.clone()));
-            for i in 0..n {
-                let mut b = a.clone();
-                b[i] ^= 0x55;
-                assert!(!short_eq(&a, &b), "length {n}, byte {i}");
-            }
-            assert!(!short_eq(&a, &[0u8; 41][..n + 1]));
-        }
     }
 
     #[test]

@@ -23,10 +23,9 @@
 pub mod merge;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind, StartKind};
 
+use crate::models::cache::ShardedCache;
 use crate::models::score::merge::{merge, PairTable, ScoreVocab, Scratch, Symbol, NONE};
 use crate::error::{Error, Result};
 use crate::spec::{ModelProto, PieceType};
@@ -38,62 +37,6 @@ pub use crate::normalizers::SPACE as SPACE_SYMBOL;
 pub enum Flavor {
     SentencePiece,
     Leap,
-}
-
-/// Results of merged segments, keyed by the segment's bytes. Text is Zipfian: a few
-/// thousand distinct words account for most segments that are not one whole piece, so most
-/// merges are done once. Sharded mutexes, taken with `try_lock` (a busy shard is skipped, never
-/// waited for), keep batch encoding on many threads from contending. Entries are found by the
-/// vocabulary's own hash of the segment, computed once per segment.
-type Shard = Mutex<hashbrown::HashTable<(u64, Box<[u8]>, Box<[u32]>)>>;
-
-struct SegmentCache {
-    shards: Box<[Shard]>,
-}
-
-const CACHE_SHARDS: usize = 16;
-const CACHE_PER_SHARD: usize = 4096;
-const CACHE_MAX_KEY: usize = 64;
-
-impl SegmentCache {
-    fn new() -> Self {
-        SegmentCache { shards: (0..CACHE_SHARDS).map(|_| Mutex::new(hashbrown::HashTable::new())).collect() }
-    }
-    fn shard(&self, hash: u64) -> &Shard {
-        // Bits 20-23: hashbrown uses the low bits (bucket) and the top 7 (tag) inside a shard.
-        &self.shards[(hash >> 20) as usize % CACHE_SHARDS]
-    }
-    /// Appends the cached ids of `key` to `out`; false when absent (or the shard is busy).
-    fn get(&self, key: &[u8], hash: u64, out: &mut Vec<u32>) -> bool {
-        let Ok(map) = self.shard(hash).try_lock() else { return false };
-        match map.find(hash, |e| e.0 == hash && crate::models::score::merge::short_eq(&e.1, key)) {
-            Some(e) => {
-                out.extend_from_slice(&e.2);
-                true
-            }
-            None => false,
-        }
-    }
-    fn put(&self, key: &[u8], hash: u64, ids: &[u32]) {
-        if let Ok(mut map) = self.shard(hash).try_lock() {
-            if map.len() >= CACHE_PER_SHARD {
-                map.clear(); // crude, bounded, and rare: a shard refills with what is frequent
-            }
-            map.insert_unique(hash, (hash, key.into(), ids.into()), |e| e.0);
-        }
-    }
-}
-
-impl Clone for SegmentCache {
-    fn clone(&self) -> Self {
-        SegmentCache::new()
-    }
-}
-
-impl std::fmt::Debug for SegmentCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SegmentCache")
-    }
 }
 
 /// Per piece: does a segment equal to the piece encode to exactly that piece? (The
@@ -154,7 +97,8 @@ pub struct ScoreTokenizer {
     /// commonest short segments skip hashing.
     byte_whole: [u32; 256],
     unk_surface: String,
-    cache: SegmentCache,
+    /// Merged segments (see [`crate::models::cache`]).
+    cache: ShardedCache,
     /// Control and unknown pieces (SentencePiece) or BOS/EOS (LEAP): spellings that are plain
     /// text unless a call allows them (`encode_allowed`).
     specials: LazySpecials,
@@ -346,7 +290,7 @@ impl ScoreTokenizer {
             user_first: [false; 256],
             byte_whole: [NONE; 256],
             unk_surface: m.unk_surface.clone(),
-            cache: SegmentCache::new(),
+            cache: ShardedCache::new(),
             specials: LazySpecials::empty(),
         };
         t.finish(user.iter().map(|u| u.as_bytes()), Some(joins))?;
@@ -412,7 +356,7 @@ impl ScoreTokenizer {
             user_first: [false; 256],
             byte_whole: [NONE; 256],
             unk_surface: String::new(),
-            cache: SegmentCache::new(),
+            cache: ShardedCache::new(),
             specials: LazySpecials::empty(),
         };
         t.finish(std::iter::empty(), None)?;
@@ -677,7 +621,7 @@ impl ScoreTokenizer {
                 return;
             }
         }
-        let cacheable = cache && seg.len() <= CACHE_MAX_KEY;
+        let cacheable = cache && ShardedCache::holds(seg.len());
         if cacheable && self.cache.get(seg, hash, out) {
             *prev_unk = false;
             return;
@@ -746,6 +690,11 @@ impl ScoreTokenizer {
             out.extend(self.eos_id);
         }
         out
+    }
+
+    /// Forgets the merged segments this tokenizer has cached (the ids never depend on them).
+    pub fn clear_cache(&self) {
+        self.cache.clear();
     }
 
     /// The spellings that are special pieces (control and unknown; LEAP: BOS/EOS).
