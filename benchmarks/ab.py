@@ -6,10 +6,13 @@ folder, or a worktree of another commit built with `maturin develop`/`cargo buil
 round runs one fresh process per build, in alternating order (A B, then B A, ...), so drift
 on a shared machine falls on both alike. A process measures, best of `--repeat`:
 
-- rank BPE: `encode_ordinary` and `encode` (tiktoken's default policy) of each corpus, whole
-  text, on cl100k_base and o200k_base, each call on a cold tokenizer (`clear_cache` first);
+- rank BPE: `encode_ordinary` and `encode` (specials as text) of each corpus, whole text, on
+  cl100k_base and o200k_base, each call on a cold tokenizer (`clear_cache` first);
 - score BPE: `encode` of each corpus with a SentencePiece model mistral-common ships;
 - merge-list BPE: `encode` of each corpus with cl100k_base written as tokenizer.json;
+  (these two warm: the best of `--repeat` calls on one tokenizer, since builds before the
+  one-pipeline change could not clear their caches, and a cold B against a warm A measures
+  the cache, not the build);
 - load: `get_encoding` in a fresh process (the registry's cache cleared), and the two files.
 
     python benchmarks/ab.py --a ../old/python --b python --corpus-dir corpus --rounds 5
@@ -47,30 +50,30 @@ def best(f, before=None):
         s = time.perf_counter(); f(); t.append(time.perf_counter() - s)
     return min(t)
 
-def record(key, enc, call, text):
+def record(key, enc, call, text, cold):
     ids = call(text)
     digests[key] = hashlib.sha256(json.dumps(ids).encode()).hexdigest()
-    forget = getattr(enc, "clear_cache", None)
+    forget = enc.clear_cache if cold else None
     out[key] = len(text.encode()) / best(lambda: call(text), forget) / 1e6
 
 for name in ("cl100k_base", "o200k_base"):
     enc = bytepair.get_encoding(name)
     for c, t in texts.items():
-        record(f"rank {name} encode_ordinary {c}", enc, enc.encode_ordinary, t)
-        record(f"rank {name} encode {c}", enc, lambda s: enc.encode(s, disallowed_special=()), t)
+        record(f"rank {name} encode_ordinary {c}", enc, enc.encode_ordinary, t, True)
+        record(f"rank {name} encode {c}", enc, lambda s: enc.encode(s, disallowed_special=()), t, True)
 
 spec = importlib.util.find_spec("mistral_common")
 sp = Path(next(iter(spec.submodule_search_locations))) / "data" / "mistral_instruct_tokenizer_240323.model.v3"
 score = bytepair.load(sp)
 for c, t in texts.items():
-    record(f"score sentencepiece-v3 encode {c}", score, score.encode, t)
+    record(f"score sentencepiece-v3 encode {c}", score, score.encode, t, False)
 
 with tempfile.TemporaryDirectory() as d:
     path = Path(d) / "cl100k.json"
     bytepair.get_encoding("cl100k_base").save(path)
     merge = bytepair.load(path)
     for c, t in texts.items():
-        record(f"merge tokenizer.json-cl100k encode {c}", merge, merge.encode, t)
+        record(f"merge tokenizer.json-cl100k encode {c}", merge, merge.encode, t, False)
     out["load tokenizer.json-cl100k"] = 1 / best(lambda: bytepair.load(path))
 out["load sentencepiece-v3"] = 1 / best(lambda: bytepair.load(sp))
 
