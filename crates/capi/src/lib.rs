@@ -371,6 +371,11 @@ pub extern "C" fn bp_encode(tok: *const bp_tokenizer, utf8: *const c_char, len: 
             _ => IDS.with(|v| -> Result<usize, Fail> {
                 let mut v = v.borrow_mut();
                 v.clear();
+                // Room for the most ids there can be (one per byte, and BOS/EOS), as the Python
+                // binding reserves: growing by doubling copied and page-faulted a large text's
+                // ids several times (SentencePiece on 4 MB of English: 0.93x the Python path,
+                // 1.0x with this). Best effort: if the room cannot be had, the vector grows.
+                let _ = v.try_reserve(len.saturating_add(2));
                 t.encode_into(text, &opts, &mut v)?;
                 if !ids.is_null() && v.len() <= cap {
                     // SAFETY: `ids` holds `cap >= v.len()` u32.
