@@ -53,6 +53,17 @@ def test_one_character_off_is_another_pattern():
         assert splitter(pattern + "|x") not in _core.PATTERNS, name
 
 
+def test_cl100k_written_as_tokenizer_json_stays_on_its_scanner(tmp_path):
+    from bytepair.formats import hf
+
+    assert hf.onig_pattern(_core.PATTERNS["cl100k"]) == _core.PATTERNS["cl100k_hf"]
+    enc = bytepair.get_encoding("cl100k_base")
+    enc.save(tmp_path / "t.json")
+    loaded = bytepair.load(tmp_path / "t.json")
+    assert loaded._pat_str == _core.PATTERNS["cl100k_hf"]
+    assert splitter(loaded._pat_str) == "cl100k_hf"
+
+
 def test_gpt2_byte_table():
     table = gpt2.byte_to_char()
     assert len(set(table.values())) == 256 and sorted(table) == list(range(256))

@@ -23,6 +23,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import bytepair  # noqa: E402
+from bytepair import _core  # noqa: E402
 from bytepair.registry import llama, openai  # noqa: E402
 from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN  # noqa: E402
 
@@ -50,6 +51,8 @@ CASES = {
     "cl100k_base": ("cl100k_base", openai.CL100K_PATTERN, "cl100k"),
     "o200k_base": ("o200k_base", openai.O200K_PATTERN, "o200k"),
     "llama3-pattern": ("cl100k_base", llama.LLAMA3_PATTERN, "llama3"),
+    # cl100k as tokenizer.json holds it (no possessive {1,3}, which Oniguruma lacks)
+    "cl100k-hf-pattern": ("cl100k_base", _core.PATTERNS["cl100k_hf"], "cl100k_hf"),
     "r50k-pattern": ("cl100k_base", openai.R50K_PATTERN, "r50k"),
     # nanochat's pattern, and the GPT-4 pattern as minbpe/rustbpe write it: hand-written too
     "nanochat-pattern": ("cl100k_base", NANOCHAT_PATTERN, "nanochat"),
