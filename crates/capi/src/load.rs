@@ -7,11 +7,9 @@
 //! trailing section) gets a split pattern and special tokens only when its SHA-256 is that of a
 //! vocabulary bytepair knows (python/bytepair/formats/known.py); otherwise loading fails.
 
-use bytepair_core::formats::{bpe2, hf, leap, qtkr, sentencepiece, tiktoken};
-use bytepair_core::models::merges::MergeTokenizer;
-use bytepair_core::models::score::ScoreTokenizer;
+use bytepair_core::formats::{bpe2, tiktoken};
 use bytepair_core::pretokenize::patterns;
-use bytepair_core::{Encoder, Error, Result, SpecialDefaults, Tokenizer};
+use bytepair_core::{Encoder, Error, Result, Tokenizer};
 use sha2::{Digest, Sha256};
 
 /// A loaded tokenizer and what the core's `Tokenizer` does not hold: QTKR's PAD id.
@@ -201,45 +199,19 @@ fn from_tiktoken(data: &[u8]) -> Result<Tokenizer> {
     Ok(Encoder::from_ranks(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), owned(k.specials), k.pattern)?.into())
 }
 
-/// QTKR: merges only (the file has no split pattern); BOS, EOS and PAD are its special tokens,
-/// split out of text only when the caller allows special tokens (python formats/qtkr.load).
-fn from_qtkr(data: &[u8]) -> Result<Loaded> {
-    let q = qtkr::read(data)?;
-    let specials: Vec<(String, u32)> = [q.bos, q.eos, q.pad]
-        .into_iter()
-        .flatten()
-        .filter_map(|id| q.tokens.get(id as usize).and_then(|t| String::from_utf8(t.clone()).ok()).map(|s| (s, id)))
-        .collect::<std::collections::BTreeMap<_, _>>()
-        .into_iter()
-        .collect();
-    let m = MergeTokenizer::new(&q.tokens, &q.merges, None, false, None, false, specials)?;
-    Ok(Loaded { tokenizer: Tokenizer::from(m).with_bos_eos(q.bos, q.eos)?, pad: q.pad })
-}
-
-fn from_tokenizer_json(data: &[u8]) -> Result<Tokenizer> {
-    let m = hf::read(data)?;
-    let specials: Vec<(String, u32)> = m.added.iter().map(|t| (t.content.clone(), t.id)).collect();
-    let inner = MergeTokenizer::new(&m.tokens, &m.merges, m.char_level, m.ignore_merges, m.pattern.as_deref(), m.pattern.is_some(), specials)?
-        .with_pipeline(m.normalizer, m.prefix, m.added.clone())?
-        .with_metaspace_decoder(m.space_symbol);
-    Ok(Tokenizer::from(inner).with_special_defaults(SpecialDefaults::HF))
-}
-
 /// A tokenizer from a vocabulary file's bytes, any supported format.
 pub fn load(data: &[u8]) -> Result<Loaded> {
     match detect(data)? {
         Format::Bpe2 => Ok(from_bpe2(bpe2::read(data)?)?.into()),
         Format::Tiktoken => Ok(from_tiktoken(data)?.into()),
-        Format::Qtkr => from_qtkr(data),
-        Format::TokenizerJson => Ok(from_tokenizer_json(data)?.into()),
-        Format::SentencePiece => {
-            let model = sentencepiece::read(data)?;
-            Ok(Tokenizer::from(ScoreTokenizer::from_sentencepiece(&model)?).into())
+        Format::Qtkr => {
+            // QTKR has no split pattern: the text is one piece, as python formats/qtkr.load.
+            let (tokenizer, pad) = Tokenizer::from_qtkr(data, None)?;
+            Ok(Loaded { tokenizer, pad })
         }
-        Format::Leap => {
-            let (_, tokens) = leap::read(data)?;
-            Ok(Tokenizer::from(ScoreTokenizer::from_leap_llama2c(&tokens, None)?).into())
-        }
+        Format::TokenizerJson => Ok(Tokenizer::from_tokenizer_json(data)?.0.into()),
+        Format::SentencePiece => Ok(Tokenizer::from_sentencepiece(data)?.into()),
+        Format::Leap => Ok(Tokenizer::from_leap(data, None)?.into()),
         Format::Gpt2 => Err(Error::format(
             "byte 0",
             "this is one of GPT-2's two vocabulary files (vocab.bpe, encoder.json); convert the pair to BPE2 (bytepair convert) to load it here",

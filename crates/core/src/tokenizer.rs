@@ -252,6 +252,52 @@ impl Tokenizer {
     }
 }
 
+/// Tokenizers built straight from a file's bytes, for the formats whose file says everything
+/// (the rank formats' pattern and specials are the caller's rules: the Python package's known
+/// vocabularies, the C library's). The bindings call these rather than each assembling models
+/// from the readers.
+impl Tokenizer {
+    /// A SentencePiece `.model` file (BPE models only).
+    pub fn from_sentencepiece(data: &[u8]) -> Result<Self> {
+        Ok(ScoreTokenizer::from_sentencepiece(&crate::formats::sentencepiece::read(data)?)?.into())
+    }
+
+    /// A LEAP / llama2.c `tokenizer.bin`, BOS/EOS and the dummy prefix as llama2.c has them
+    /// (`dummy_prefix` None: llama2.c's rule, see `ScoreTokenizer::from_leap_llama2c`).
+    pub fn from_leap(data: &[u8], dummy_prefix: Option<bool>) -> Result<Self> {
+        let (_, tokens) = crate::formats::leap::read(data)?;
+        Ok(ScoreTokenizer::from_leap_llama2c(&tokens, dummy_prefix)?.into())
+    }
+
+    /// A QTKR file, and its PAD id. BOS, EOS and PAD (those spelled in UTF-8) are its special
+    /// tokens, split out of text only when a call allows them; BOS/EOS serve `add_bos` /
+    /// `add_eos`. `pattern`: the split pattern to pre-tokenize with (the file has none).
+    pub fn from_qtkr(data: &[u8], pattern: Option<&str>) -> Result<(Self, Option<u32>)> {
+        let q = crate::formats::qtkr::read(data)?;
+        let specials: Vec<(String, u32)> = [q.bos, q.eos, q.pad]
+            .into_iter()
+            .flatten()
+            .filter_map(|id| q.tokens.get(id as usize).and_then(|t| String::from_utf8(t.clone()).ok()).map(|s| (s, id)))
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
+            .collect();
+        let m = MergeTokenizer::new(&q.tokens, &q.merges, None, false, pattern, false, specials)?;
+        Ok((Tokenizer::from(m).with_bos_eos(q.bos, q.eos)?, q.pad))
+    }
+
+    /// A HF tokenizer.json file (HF's pipeline: added tokens with their flags, normalizer,
+    /// pre-tokenizer, merge-list BPE, Metaspace decoder; every added token split out of text
+    /// by default), and what the file says, for callers that report it.
+    pub fn from_tokenizer_json(data: &[u8]) -> Result<(Self, crate::formats::hf::HfModel)> {
+        let m = crate::formats::hf::read(data)?;
+        let specials: Vec<(String, u32)> = m.added.iter().map(|t| (t.content.clone(), t.id)).collect();
+        let model = MergeTokenizer::new(&m.tokens, &m.merges, m.char_level, m.ignore_merges, m.pattern.as_deref(), m.pattern.is_some(), specials)?
+            .with_pipeline(m.normalizer, m.prefix, m.added.clone())?
+            .with_metaspace_decoder(m.space_symbol);
+        Ok((Tokenizer::from(model).with_special_defaults(SpecialDefaults::HF), m))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

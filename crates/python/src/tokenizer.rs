@@ -7,10 +7,10 @@
 //! TypeError naming the model: the Python layer reaches those through `Encoding.model`.
 
 use bytepair_core::models::merges::merge as merges;
-use bytepair_core::formats::{bpe2, hf, leap, qtkr, sentencepiece, tiktoken};
+use bytepair_core::formats::{bpe2, leap, qtkr, sentencepiece, tiktoken};
 use bytepair_core::models::merges::MergeTokenizer;
 use bytepair_core::models::score::{Flavor, ScoreTokenizer};
-use bytepair_core::{AnyModel, EncodeOptions, Encoder, SpecialDefaults};
+use bytepair_core::{AnyModel, EncodeOptions, Encoder};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
@@ -167,12 +167,7 @@ impl Tokenizer {
     /// A score model from the bytes of a SentencePiece `.model` file (BPE models only).
     #[staticmethod]
     fn from_sentencepiece(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        py.allow_threads(|| {
-            guarded(|| {
-                let model = sentencepiece::read(data)?;
-                Ok(Tokenizer::wrap(ScoreTokenizer::from_sentencepiece(&model)?))
-            })
-        })
+        py.allow_threads(|| guarded(|| Ok(Tokenizer::wrap(bytepair_core::Tokenizer::from_sentencepiece(data)?))))
     }
 
     /// A score model from the bytes of a LEAP / llama2.c `tokenizer.bin`, BOS/EOS and the dummy
@@ -180,12 +175,7 @@ impl Tokenizer {
     #[staticmethod]
     #[pyo3(signature = (data, dummy_prefix=None))]
     fn from_leap(py: Python<'_>, data: &[u8], dummy_prefix: Option<bool>) -> PyResult<Self> {
-        py.allow_threads(|| {
-            guarded(|| {
-                let (_, tokens) = leap::read(data)?;
-                Ok(Tokenizer::wrap(ScoreTokenizer::from_leap_llama2c(&tokens, dummy_prefix)?))
-            })
-        })
+        py.allow_threads(|| guarded(|| Ok(Tokenizer::wrap(bytepair_core::Tokenizer::from_leap(data, dummy_prefix)?))))
     }
 
     /// A score model from `(bytes, score)` pairs by id, as LEAP (for exports from other formats).
@@ -229,21 +219,8 @@ impl Tokenizer {
     #[staticmethod]
     #[pyo3(signature = (data, pattern=None))]
     fn from_qtkr(py: Python<'_>, data: &[u8], pattern: Option<String>) -> PyResult<(Self, Option<u32>)> {
-        py.allow_threads(|| {
-            on_pool(|| guarded(|| {
-                let q = qtkr::read(data)?;
-                let specials: Vec<(String, u32)> = [q.bos, q.eos, q.pad]
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|id| String::from_utf8(q.tokens[id as usize].clone()).ok().map(|s| (s, id)))
-                    .collect::<std::collections::BTreeMap<_, _>>()
-                    .into_iter()
-                    .collect();
-                let m = MergeTokenizer::new(&q.tokens, &q.merges, None, false, pattern.as_deref(), false, specials)?;
-                Ok((bytepair_core::Tokenizer::from(m).with_bos_eos(q.bos, q.eos)?, q.pad))
-            }))
-        })
-        .map(|(t, pad)| (Tokenizer::wrap(t), pad))
+        py.allow_threads(|| on_pool(|| guarded(|| bytepair_core::Tokenizer::from_qtkr(data, pattern.as_deref()))))
+            .map(|(t, pad)| (Tokenizer::wrap(t), pad))
     }
 
     /// A merge-list model from a HF tokenizer.json file, parsed in Rust: (tokenizer, info).
@@ -251,24 +228,14 @@ impl Tokenizer {
     /// `added_tokens` as (content, id, special) in file order of matching.
     #[staticmethod]
     fn from_tokenizer_json<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Self, Bound<'py, PyDict>)> {
-        // HF tokenizers splits every added token out of the text unless told otherwise.
-        let (core, m) = py.allow_threads(|| {
-            on_pool(|| guarded(|| {
-                let m = hf::read(data)?;
-                let specials: Vec<(String, u32)> = m.added.iter().map(|t| (t.content.clone(), t.id)).collect();
-                let inner = MergeTokenizer::new(&m.tokens, &m.merges, m.char_level, m.ignore_merges, m.pattern.as_deref(), m.pattern.is_some(), specials)?
-                    .with_pipeline(m.normalizer, m.prefix, m.added.clone())?
-                    .with_metaspace_decoder(m.space_symbol);
-                Ok((inner, m))
-            }))
-        })?;
+        let (core, m) = py.allow_threads(|| on_pool(|| guarded(|| bytepair_core::Tokenizer::from_tokenizer_json(data))))?;
         let info = PyDict::new(py);
         info.set_item("pattern", m.pattern.as_deref())?;
         info.set_item("space_symbol", m.space_symbol)?;
         info.set_item("byte_level", m.char_level.is_none())?;
         let added: Vec<(String, u32, bool)> = m.added.iter().map(|t| (t.content.clone(), t.id, t.special)).collect();
         info.set_item("added_tokens", added)?;
-        Ok((Tokenizer::wrap(bytepair_core::Tokenizer::from(core).with_special_defaults(SpecialDefaults::HF)), info))
+        Ok((Tokenizer::wrap(core), info))
     }
 
     // ------------------------------------------------------------------ encoding (every model)
