@@ -7,8 +7,8 @@ import os
 from typing import Any, Sequence, final
 
 __all__ = [
-    "BYTE_LEVEL_CHARS", "PATTERNS", "Tokenizer", "Trainer", "bpe2_info",
-    "gpt2_to_tiktoken", "parse_tiktoken",
+    "BYTE_LEVEL_CHARS", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer", "bpe2_info",
+    "gpt2_to_tiktoken", "known_encoding", "known_encoding_by_sha256", "parse_tiktoken",
 ]
 
 #: The built-in split patterns by name (crates/core/src/pretokenize/patterns.rs), each run by a
@@ -16,6 +16,10 @@ __all__ = [
 #: (GPT-2's own spelling, HF's ByteLevel), "llama3", "rustbpe" (GPT-4's as minbpe/rustbpe write
 #: it), "nanochat".
 PATTERNS: dict[str, str]
+
+#: The names of the encodings whose hash, pattern and specials are pinned
+#: (crates/core/src/known.rs), in the table's order; their facts: known_encoding(name).
+KNOWN_ENCODINGS: list[str]
 
 #: GPT-2's byte table (crates/core/src/formats/byte_level.rs): character i spells byte i.
 BYTE_LEVEL_CHARS: str
@@ -145,5 +149,11 @@ def bpe2_info(data: bytes) -> dict[str, Any]:
     """The header and trailing section of a BPE2/BPZ2 file (the table is not read)."""
 
 def parse_tiktoken(data: bytes) -> list[tuple[bytes, int]]: ...
+def known_encoding(name: str) -> tuple[str, str, list[tuple[str, int]], int | None]:
+    """The pinned facts of a known encoding (crates/core/src/known.rs): (SHA-256 hex of its
+    ranks as a .tiktoken file, split pattern, special tokens in order, explicit n_vocab or
+    None). KeyError for a name the table does not hold."""
+def known_encoding_by_sha256(digest: bytes) -> str | None:
+    """The known encoding a ranks file with this SHA-256 (32 bytes) is named after, or None."""
 def gpt2_to_tiktoken(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
     """GPT-2's two files as a .tiktoken file's bytes (ranks checked to agree)."""

@@ -5,10 +5,11 @@
 //!
 //! What a file cannot say is never guessed: a `.tiktoken` file (or a BPE2 table without a
 //! trailing section) gets a split pattern and special tokens only when its SHA-256 is that of a
-//! vocabulary bytepair knows (python/bytepair/formats/known.py); otherwise loading fails.
+//! vocabulary bytepair knows (bytepair_core::known, the table the Python package reads too);
+//! otherwise loading fails.
 
 use bytepair_core::formats::{bpe2, tiktoken};
-use bytepair_core::pretokenize::patterns;
+use bytepair_core::known;
 use bytepair_core::{Encoder, Error, Result, Tokenizer};
 use sha2::{Digest, Sha256};
 
@@ -24,49 +25,7 @@ impl From<Tokenizer> for Loaded {
     }
 }
 
-/// A vocabulary recognised by the SHA-256 of its ranks written as a `.tiktoken` file.
-struct Known {
-    sha256: &'static str,
-    pattern: &'static str,
-    specials: &'static [(&'static str, u32)],
-}
-
-const ENDOFTEXT: &str = "<|endoftext|>";
-const ENDOFPROMPT: &str = "<|endofprompt|>";
-
-pub const CL100K_SPECIALS: &[(&str, u32)] = &[
-    (ENDOFTEXT, 100257),
-    ("<|fim_prefix|>", 100258),
-    ("<|fim_middle|>", 100259),
-    ("<|fim_suffix|>", 100260),
-    (ENDOFPROMPT, 100276),
-];
-pub const O200K_SPECIALS: &[(&str, u32)] = &[(ENDOFTEXT, 199999), (ENDOFPROMPT, 200018)];
-const R50K_SPECIALS: &[(&str, u32)] = &[(ENDOFTEXT, 50256)];
-
-/// The rows of python/bytepair/formats/known.py that C needs most (Llama 3's 256 named
-/// specials are left out: such a file needs its pattern and specials from the caller's side).
-const KNOWN: &[Known] = &[
-    Known { // cl100k_base
-        sha256: "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7", pattern: patterns::CL100K, specials: CL100K_SPECIALS },
-    Known { // o200k_base
-        sha256: "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d", pattern: patterns::O200K, specials: O200K_SPECIALS },
-    Known { // r50k_base
-        sha256: "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930", pattern: patterns::R50K, specials: R50K_SPECIALS },
-    Known { // p50k_base
-        sha256: "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069", pattern: patterns::R50K, specials: R50K_SPECIALS },
-];
-
-fn known(digest: &[u8]) -> Option<&'static Known> {
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    KNOWN.iter().find(|k| k.sha256 == hex)
-}
-
-fn owned(specials: &[(&str, u32)]) -> Vec<(String, u32)> {
-    specials.iter().map(|(s, i)| ((*s).to_owned(), *i)).collect()
-}
-
-fn no_pattern(digest: &[u8]) -> Error {
+fn no_pattern(digest: &[u8; 32]) -> Error {
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     Error::format(
         "split pattern",
@@ -175,7 +134,7 @@ pub fn detect(data: &[u8]) -> Result<Format> {
 /// A rank model from a read BPE2/BPZ2 table: its trailing section's pattern and specials, or
 /// else those of the known vocabulary its header's source hash names (as formats/_load_bpe2).
 pub fn from_bpe2(file: bpe2::Bpe2) -> Result<Tokenizer> {
-    let known = if file.source_hash.iter().any(|&b| b != 0) { known(&file.source_hash) } else { None };
+    let known = if file.source_hash.iter().any(|&b| b != 0) { known::by_sha256(&file.source_hash) } else { None };
     let pattern = match file.meta.as_ref().map(|m| m.pattern.clone()).filter(|p| !p.is_empty()) {
         Some(p) => p,
         None => match known {
@@ -185,7 +144,7 @@ pub fn from_bpe2(file: bpe2::Bpe2) -> Result<Tokenizer> {
     };
     let specials = match (&file.meta, known) {
         (Some(_), _) => file.recorded_specials(),
-        (None, Some(k)) => owned(k.specials),
+        (None, Some(k)) => k.special_tokens(),
         (None, None) => Vec::new(),
     };
     let vocab = file.into_vocab(&specials)?;
@@ -194,9 +153,9 @@ pub fn from_bpe2(file: bpe2::Bpe2) -> Result<Tokenizer> {
 
 fn from_tiktoken(data: &[u8]) -> Result<Tokenizer> {
     let ranks = tiktoken::parse(data)?;
-    let digest = Sha256::digest(data);
-    let k = known(&digest).ok_or_else(|| no_pattern(&digest))?;
-    Ok(Encoder::from_ranks(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), owned(k.specials), k.pattern)?.into())
+    let digest: [u8; 32] = Sha256::digest(data).into();
+    let k = known::by_sha256(&digest).ok_or_else(|| no_pattern(&digest))?;
+    Ok(Encoder::from_ranks(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), k.special_tokens(), k.pattern)?.into())
 }
 
 /// A tokenizer from a vocabulary file's bytes, any supported format.
@@ -219,41 +178,21 @@ pub fn load(data: &[u8]) -> Result<Loaded> {
     }
 }
 
-/// The special tokens of OpenAI's harmony chat format (gpt-oss) on o200k_base's ranks, as
-/// python/bytepair/registry/openai.py's o200k_harmony has them.
-pub fn harmony_specials() -> Vec<(String, u32)> {
-    let mut specials = owned(O200K_SPECIALS);
-    let named: &[(&str, u32)] = &[
-        ("<|startoftext|>", 199998),
-        ("<|return|>", 200002),
-        ("<|constrain|>", 200003),
-        ("<|channel|>", 200005),
-        ("<|start|>", 200006),
-        ("<|end|>", 200007),
-        ("<|message|>", 200008),
-        ("<|call|>", 200012),
-    ];
-    specials.extend(owned(named));
-    let reserved = [200000u32, 200001, 200004, 200009, 200010, 200011].into_iter().chain(200013..201088);
-    // As in tiktoken, 200018 is both <|endofprompt|> and <|reserved_200018|>.
-    specials.extend(reserved.map(|i| (format!("<|reserved_{i}|>"), i)));
-    specials
-}
-
 #[cfg(feature = "builtin")]
 pub fn builtin(name: &str) -> Option<Result<Tokenizer>> {
     static CL100K: &[u8] = include_bytes!("../../../python/bytepair/data/cl100k_base.bpe2");
     static O200K: &[u8] = include_bytes!("../../../python/bytepair/data/o200k_base.bpe2");
-    let (data, specials, pattern) = match name {
-        "cl100k_base" => (CL100K, owned(CL100K_SPECIALS), patterns::CL100K),
-        "o200k_base" => (O200K, owned(O200K_SPECIALS), patterns::O200K),
-        "o200k_harmony" => (O200K, harmony_specials(), patterns::O200K),
+    let data = match name {
+        "cl100k_base" => CL100K,
+        "o200k_base" | "o200k_harmony" => O200K,
         _ => return None,
     };
+    let k = known::encoding(name)?;
     Some((|| {
         let file = bpe2::read(data)?;
+        let specials = k.special_tokens();
         let vocab = file.into_vocab(&specials)?;
-        Ok(Encoder::new(vocab, pattern, specials)?.into())
+        Ok(Encoder::new(vocab, k.pattern, specials)?.into())
     })())
 }
 

@@ -15,6 +15,7 @@
 //!   the other).
 //! - [`formats`]: readers and writers of vocabulary files (tiktoken text, BPE2/BPZ2, SentencePiece
 //!   `.model`, LEAP, QTKR, HF tokenizer.json, GPT-2's encoder.json + vocab.bpe).
+//! - [`known`]: the pinned facts (hash, pattern, specials) of the encodings bytepair knows by name.
 //! - [`tokenizer`]: [`Tokenizer`], one type over the three models: the surface bindings call.
 //! - [`train`]: the BPE trainer (chunk counting, the merge loop).
 //!
@@ -23,6 +24,7 @@
 pub mod error;
 pub mod formats;
 pub mod added;
+pub mod known;
 pub mod models;
 pub mod normalizers;
 pub mod pretokenize;

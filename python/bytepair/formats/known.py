@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+from bytepair import _core
+
 __all__ = ["KnownVocabulary", "by_sha256", "known_vocabularies"]
 
 
@@ -32,34 +34,31 @@ class KnownVocabulary:
     special_tokens: Mapping[str, int]
 
 
-# SHA-256 of Meta's Llama 3 tokenizer.model (tiktoken text format), as llama-models ships it.
-LLAMA3_SHA256 = "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"
-
-_TABLE: dict[str, KnownVocabulary] | None = None
+def _row(name: str) -> KnownVocabulary:
+    sha256, pattern, specials, _ = _core.known_encoding(name)
+    return KnownVocabulary(name, sha256, pattern, MappingProxyType(dict(specials)))
 
 
 def known_vocabularies() -> dict[str, KnownVocabulary]:
-    """SHA-256 (hex) -> the vocabulary. Built on first use from the registry's constants (the
-    patterns, specials and pinned hashes are defined there, once)."""
-    global _TABLE
-    if _TABLE is None:
-        from bytepair.registry import llama, openai
-
-        rows = [
-            ("r50k_base", openai.R50K_SHA256, openai.R50K_PATTERN, openai.R50K_SPECIALS),
-            ("p50k_base", openai.P50K_SHA256, openai.R50K_PATTERN, openai.R50K_SPECIALS),
-            ("cl100k_base", openai.SOURCE_SHA256["cl100k_base"], openai.CL100K_PATTERN, openai.CL100K_SPECIALS),
-            ("o200k_base", openai.SOURCE_SHA256["o200k_base"], openai.O200K_PATTERN, openai.O200K_SPECIALS),
-            ("llama3", LLAMA3_SHA256, llama.LLAMA3_PATTERN, llama.llama3_special_tokens()),
-        ]
-        _TABLE = {sha: KnownVocabulary(name, sha, pattern, MappingProxyType(dict(specials)))
-                  for name, sha, pattern, specials in rows}
-    return _TABLE
+    """SHA-256 (hex) -> the vocabulary the file is named after. The table is the core's
+    (crates/core/src/known.rs), where the hashes, patterns and specials are written once."""
+    table: dict[str, KnownVocabulary] = {}
+    for name in _core.KNOWN_ENCODINGS:
+        if _core.known_encoding_by_sha256(bytes.fromhex(_core.known_encoding(name)[0])) == name:
+            row = _row(name)
+            table[row.sha256] = row
+    return table
 
 
 def by_sha256(digest: str | bytes) -> KnownVocabulary | None:
     """The known vocabulary whose ranks, as a .tiktoken file, have this SHA-256 (hex or the 32
     raw bytes), or None."""
-    if isinstance(digest, bytes):
-        digest = digest.hex()
-    return known_vocabularies().get(digest)
+    if isinstance(digest, str):
+        try:
+            digest = bytes.fromhex(digest)
+        except ValueError:
+            return None
+    if len(digest) != 32:
+        return None
+    name = _core.known_encoding_by_sha256(digest)
+    return None if name is None else _row(name)

@@ -20,22 +20,11 @@ if TYPE_CHECKING:
 
 # Written once, in Rust (crates/core/src/pretokenize/patterns.rs).
 LLAMA3_PATTERN = _core.PATTERNS["llama3"]
-LLAMA3_N_RANKS = 128_000
-LLAMA3_N_SPECIAL = 256
-
-# The named special tokens, from id 128000 on; the remaining ids up to 128255 are
-# <|reserved_special_token_N|>, numbered on from 2.
-_NAMED = [
-    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
-    "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>",
-    "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>",
-    "<|image|>",
-]
 
 
 def llama3_special_tokens() -> dict[str, int]:
-    names = _NAMED + [f"<|reserved_special_token_{2 + i}|>" for i in range(LLAMA3_N_SPECIAL - len(_NAMED))]
-    return {name: LLAMA3_N_RANKS + i for i, name in enumerate(names)}
+    """Llama 3's 256 special tokens from id 128000 on, pinned in crates/core/src/known.rs."""
+    return dict(_core.known_encoding("llama3")[2])
 
 
 def find_llama3_vocab(path: str | os.PathLike | None = None) -> Path:
@@ -77,7 +66,7 @@ def llama3(path: str | os.PathLike | None = None) -> Encoding:
         e.path = str(file)
         raise
     return Encoding._from_core("llama3", core, LLAMA3_PATTERN, specials,
-                               explicit_n_vocab=LLAMA3_N_RANKS + LLAMA3_N_SPECIAL)
+                               explicit_n_vocab=_core.known_encoding("llama3")[3])
 
 
 ENCODING_CONSTRUCTORS = {"llama3": llama3}

@@ -28,12 +28,6 @@ def __getattr__(name: str):
 
 BLOB = "https://openaipublic.blob.core.windows.net"
 
-ENDOFTEXT = "<|endoftext|>"
-FIM_PREFIX = "<|fim_prefix|>"
-FIM_MIDDLE = "<|fim_middle|>"
-FIM_SUFFIX = "<|fim_suffix|>"
-ENDOFPROMPT = "<|endofprompt|>"
-
 # The split patterns are written once, in Rust (crates/core/src/pretokenize/patterns.rs), and
 # read from the binding: a pattern given here as its own string could drift by a character and
 # silently lose its hand-written scanner.
@@ -43,11 +37,14 @@ R50K_PATTERN = _core.PATTERNS["r50k"]
 CL100K_PATTERN = _core.PATTERNS["cl100k"]
 O200K_PATTERN = _core.PATTERNS["o200k"]
 
-# SHA-256 of the .tiktoken files these tables were built from (the hashes tiktoken pins).
-SOURCE_SHA256 = {
-    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-}
+# Each encoding's pinned facts (the SHA-256 of its ranks, its special tokens, its n_vocab) are
+# written once, in Rust (crates/core/src/known.rs), which the C library reads too.
+def _specials(name: str) -> dict[str, int]:
+    return dict(_core.known_encoding(name)[2])
+
+
+# SHA-256 of the .tiktoken files the bundled tables were built from (the hashes tiktoken pins).
+SOURCE_SHA256 = {name: _core.known_encoding(name)[0] for name in ("cl100k_base", "o200k_base")}
 
 
 def _bundled(name: str, table: str, pattern: str, special_tokens: dict[str, int]) -> Encoding:
@@ -58,15 +55,14 @@ def _bundled(name: str, table: str, pattern: str, special_tokens: dict[str, int]
     return enc
 
 
-CL100K_SPECIALS = {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
-                   ENDOFPROMPT: 100276}
+CL100K_SPECIALS = _specials("cl100k_base")
 
 
 def cl100k_base() -> Encoding:
     return _bundled("cl100k_base", "cl100k_base", CL100K_PATTERN, CL100K_SPECIALS)
 
 
-O200K_SPECIALS = {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}
+O200K_SPECIALS = _specials("o200k_base")
 
 
 def o200k_base() -> Encoding:
@@ -74,25 +70,19 @@ def o200k_base() -> Encoding:
 
 
 def o200k_harmony() -> Encoding:
-    """o200k_base's ranks with the special tokens of OpenAI's harmony chat format (gpt-oss)."""
-    named = {
-        "<|startoftext|>": 199998, ENDOFTEXT: 199999, "<|return|>": 200002,
-        "<|constrain|>": 200003, "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007,
-        "<|message|>": 200008, "<|call|>": 200012,
-    }
-    reserved = [200000, 200001, 200004, 200009, 200010, 200011, *range(200013, 201088)]
-    # As in tiktoken, 200018 is both <|endofprompt|> and <|reserved_200018|>: two spellings,
-    # one id (decoding gives the first).
-    specials = {**O200K_SPECIALS, **named, **{f"<|reserved_{i}|>": i for i in reserved}}
+    """o200k_base's ranks with the special tokens of OpenAI's harmony chat format (gpt-oss).
+    As in tiktoken, 200018 is both <|endofprompt|> and <|reserved_200018|>: two spellings, one
+    id (decoding gives the first)."""
+    specials = _specials("o200k_harmony")
     return _bundled("o200k_harmony", "o200k_base", O200K_PATTERN, specials)
 
 
-P50K_SHA256 = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+P50K_SHA256 = _core.known_encoding("p50k_base")[0]
 _P50K = (f"{BLOB}/encodings/p50k_base.tiktoken", P50K_SHA256)
 
 # The files each downloadable encoding reads, as (URL, SHA-256): its constructor loads them, and
 # `is_available` asks whether they are cached.
-R50K_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
+R50K_SHA256 = _core.known_encoding("r50k_base")[0]
 
 DOWNLOADS: dict[str, list[tuple[str, str]]] = {
     "r50k_base": [(f"{BLOB}/encodings/r50k_base.tiktoken", R50K_SHA256)],
@@ -112,30 +102,30 @@ def is_available(name: str) -> bool:
     return all(fetch.find_cached(url) is not None for url, _ in DOWNLOADS.get(name, ()))
 
 
-def _downloaded(name: str, specials: dict[str, int], n_vocab: int | None) -> Encoding:
+def _downloaded(name: str) -> Encoding:
     from bytepair.formats.tiktoken import load_tiktoken_bpe
 
     [(url, sha256)] = DOWNLOADS[name]
+    _, _, specials, n_vocab = _core.known_encoding(name)
     ranks = load_tiktoken_bpe(url, expected_hash=sha256)
-    return Encoding(name, pat_str=R50K_PATTERN, mergeable_ranks=ranks, special_tokens=specials,
+    return Encoding(name, pat_str=R50K_PATTERN, mergeable_ranks=ranks, special_tokens=dict(specials),
                     explicit_n_vocab=n_vocab)
 
 
 # r50k_base's and p50k_base's (and GPT-2's) one special token.
-R50K_SPECIALS = {ENDOFTEXT: 50256}
+R50K_SPECIALS = _specials("r50k_base")
 
 
 def r50k_base() -> Encoding:
-    return _downloaded("r50k_base", R50K_SPECIALS, 50257)
+    return _downloaded("r50k_base")
 
 
 def p50k_base() -> Encoding:
-    return _downloaded("p50k_base", R50K_SPECIALS, 50281)
+    return _downloaded("p50k_base")
 
 
 def p50k_edit() -> Encoding:
-    specials = {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}
-    return _downloaded("p50k_edit", specials, None)
+    return _downloaded("p50k_edit")
 
 
 def gpt2() -> Encoding:
@@ -144,8 +134,9 @@ def gpt2() -> Encoding:
 
     vocab_bpe, encoder_json = (fetch.read_file(url, sha256) for url, sha256 in DOWNLOADS["gpt2"])
     ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe, encoder_json)
+    _, _, specials, n_vocab = _core.known_encoding("gpt2")
     return Encoding("gpt2", pat_str=R50K_PATTERN, mergeable_ranks=ranks,
-                    special_tokens={ENDOFTEXT: 50256}, explicit_n_vocab=50257)
+                    special_tokens=dict(specials), explicit_n_vocab=n_vocab)
 
 
 ENCODING_CONSTRUCTORS = {
