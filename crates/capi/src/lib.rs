@@ -316,7 +316,7 @@ fn prepare<'a>(tok: &'a Inner, utf8: *const c_char, len: usize, flags: u32) -> R
     let allow = flags & BP_ENCODE_ALLOW_SPECIAL != 0;
     if !allow && flags & BP_ENCODE_REFUSE_SPECIAL != 0 {
         if let Some(m) = t.find_special(text, &SpecialFilter::All) {
-            let (spelling, at) = (t.special_list().iter().find(|(_, id)| *id == m.id).map(|(s, _)| s.as_str()).unwrap_or("?"), m.start);
+            let (spelling, at) = (t.added().spelling(&m), m.start);
             return fail(BP_ERR_SPECIAL_TOKEN, format!("the text spells the special token {spelling:?} at byte {at} (BP_ENCODE_REFUSE_SPECIAL); pass BP_ENCODE_ALLOW_SPECIAL to encode it as its id, or neither flag to encode it as text"));
         }
     }

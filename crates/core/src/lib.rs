@@ -2,7 +2,9 @@
 //!
 //! The parts, in the order data flows through them when encoding:
 //!
-//! - [`special`]: finds special-token spellings (`<|endoftext|>`) in text, one pass for all of them.
+//! - [`added`]: added and special tokens (`<|endoftext|>`, HF's flagged added tokens), found in
+//!   the text first, and the policy on which count ([`SpecialFilter`]): one mechanism for every
+//!   model.
 //! - [`normalizers`]: what text becomes before it is split (HF's Prepend/Replace).
 //! - [`pretokenize`]: splits ordinary text into pieces with the encoding's split pattern.
 //! - [`vocab`]: the token table (id -> bytes, the BPE2 layout) and its bytes -> rank index.
@@ -10,7 +12,6 @@
 //!   [`models::rank`] (tiktoken's rank BPE, [`Encoder`], tiktoken's `CoreBPE`),
 //!   [`models::score`] (SentencePiece / LEAP score BPE), [`models::merges`] (merge lists: QTKR,
 //!   HF tokenizer.json).
-//! - [`added`]: HF added tokens and their flags (`lstrip`, `rstrip`, `single_word`, `normalized`).
 //! - [`spec`]: the plain data formats read into and models are built from (neither imports
 //!   the other).
 //! - [`formats`]: readers and writers of vocabulary files (tiktoken text, BPE2/BPZ2, SentencePiece
@@ -29,7 +30,6 @@ pub mod models;
 pub mod normalizers;
 pub mod pretokenize;
 pub mod spec;
-pub mod special;
 pub mod tokenizer;
 pub mod train;
 pub mod vocab;
@@ -37,7 +37,8 @@ pub mod vocab;
 #[cfg(test)]
 mod test_data;
 
-pub use models::rank::{Encoder, SpecialFilter};
+pub use added::SpecialFilter;
+pub use models::rank::Encoder;
 pub use error::{Error, Result};
 pub use models::Model;
 pub use tokenizer::{AnyModel, EncodeOptions, SpecialDefaults, Tokenizer};

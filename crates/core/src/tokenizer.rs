@@ -25,10 +25,10 @@
 
 use crate::error::{Error, Result};
 use crate::models::merges::MergeTokenizer;
-use crate::models::rank::{Encoder, SpecialFilter};
+use crate::added::{AddedMatch, AddedTokens, SpecialFilter};
+use crate::models::rank::Encoder;
 use crate::models::score::ScoreTokenizer;
 use crate::models::{Count, Model, Sink};
-use crate::special::{SpecialMatch, SpecialTokens};
 
 /// The model a [`Tokenizer`] runs, with its whole pipeline: each arm implements [`Model`].
 #[derive(Debug, Clone)]
@@ -151,23 +151,23 @@ impl Tokenizer {
         self.eos
     }
 
-    /// The special tokens (spelling, id): what `allowed_special` / `disallowed_special` name.
-    pub fn specials(&self) -> &SpecialTokens {
-        with_model!(&self.model, m => Model::specials(m))
+    /// The added tokens, special ones among them (what `allowed_special` /
+    /// `disallowed_special` name), and their matchers.
+    pub fn added(&self) -> &AddedTokens {
+        with_model!(&self.model, m => Model::added(m))
     }
 
-    /// The special tokens' (spelling, id) pairs, without building a matcher (a score model
-    /// builds its matcher only when a call first needs it).
+    /// The special tokens' (spelling, id) pairs.
     pub fn special_list(&self) -> &[(String, u32)] {
-        with_model!(&self.model, m => Model::special_list(m))
+        self.added().special_list()
     }
 
     /// The first special token in `text` that `filter` names (the disallowed check).
-    pub fn find_special(&self, text: &str, filter: &SpecialFilter) -> Option<SpecialMatch> {
+    pub fn find_special(&self, text: &str, filter: &SpecialFilter) -> Option<AddedMatch> {
         if filter.is_none() || self.special_list().is_empty() {
             return None;
         }
-        self.specials().find_any(text, |id| filter.contains(id))
+        self.added().find_any(text, |id| filter.contains(id))
     }
 
     /// Forgets what the model's piece cache holds (the ids never depend on it).
@@ -248,7 +248,7 @@ impl Tokenizer {
     /// The id of bytes that are exactly one token, ordinary or special.
     pub fn token_id(&self, bytes: &[u8]) -> Option<u32> {
         let ordinary = with_model!(&self.model, m => m.ordinary_id(bytes));
-        ordinary.or_else(|| std::str::from_utf8(bytes).ok().and_then(|s| self.specials().id(s)))
+        ordinary.or_else(|| std::str::from_utf8(bytes).ok().and_then(|s| self.added().special_id(s)))
     }
 }
 

@@ -1,16 +1,15 @@
-//! The token table: id -> bytes for decoding, and the bytes -> rank index the merge engine uses.
+//! The rank model's vocabulary: the one [`TokenTable`] (id -> bytes for decoding, in the BPE2
+//! file's layout; every model keeps its tokens in one) and the bytes -> rank index the merge
+//! engine uses.
 //!
-//! Layout follows the BPE2 file format: one byte blob holding every token back to back, and a
-//! table indexed by id of (offset, length) into it. A hole (an id with no token) has length 0.
-//! Special tokens live in the same table at their ids, so decoding is one lookup for any id, but
+//! Special tokens live in the table at their ids, so decoding is one lookup for any id, but
 //! they are kept out of the rank index: ordinary text must never merge into a special token.
 //!
 //! The rank index has three parts by token length: up to 7 bytes in [`short`] (one packed `u64`
-//! key), 8-15 bytes in [`medium`] (two packed words), longer in a `hashbrown::HashTable<u32>`
-//! that stores only ranks and compares keys against the blob. See docs/engine.md, section 2.
+//! key), 8-15 bytes in [`medium`] (two packed words), longer in the table's own bytes -> id
+//! index, which stores only ranks and compares keys against the blob. See docs/engine.md,
+//! section 2.
 
-use hashbrown::HashTable;
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
@@ -18,6 +17,8 @@ use crate::error::{Error, Result};
 mod medium;
 mod pages;
 mod short;
+pub mod table;
+pub use table::TokenTable;
 pub(crate) use medium::{hash16, pack16, pack16_words};
 use medium::{MediumIndex, MAX_MEDIUM};
 use short::{pack, pack_word, ShortIndex, MAX_SHORT};
@@ -25,21 +26,15 @@ use short::{pack, pack_word, ShortIndex, MAX_SHORT};
 /// Ids above this are refused: they would make the id-indexed table absurdly large.
 pub const MAX_TOKEN_ID: u32 = (1 << 31) - 1;
 
-type Hasher = foldhash::fast::FixedState;
-
 #[derive(Clone)]
 pub struct Vocab {
-    /// (offset, length) into `blob`, indexed by token id.
-    spans: Vec<(u32, u32)>,
-    blob: Vec<u8>,
-    /// Ranks of mergeable tokens, hashed by their bytes.
-    index: HashTable<u32>,
-    /// The same ranks for tokens of at most [`MAX_SHORT`] bytes, keyed by the packed bytes:
-    /// the lookup the merge engine makes most.
+    /// Every token by id; indexes the mergeable tokens longer than [`MAX_MEDIUM`] bytes.
+    table: TokenTable,
+    /// The ranks of tokens of at most [`MAX_SHORT`] bytes, keyed by the packed bytes: the
+    /// lookup the merge engine makes most.
     short: ShortIndex,
     /// And for tokens of 8 to [`MAX_MEDIUM`] bytes, keyed by two packed words.
     medium: MediumIndex,
-    hasher: Hasher,
     /// The rank of each single byte, so the merge engine never hashes one.
     byte_ranks: [u32; 256],
     /// Which ids are special tokens (sorted).
@@ -77,7 +72,7 @@ impl std::fmt::Debug for Vocab {
         f.debug_struct("Vocab")
             .field("n_mergeable", &self.n_mergeable)
             .field("n_special", &self.special_ids.len())
-            .field("table_len", &self.spans.len())
+            .field("table_len", &self.table.len())
             .finish()
     }
 }
@@ -165,12 +160,9 @@ impl Vocab {
             max_token_len = max_token_len.max(bytes.len());
         }
         let mut vocab = Vocab {
-            spans,
-            blob,
-            index: HashTable::new(),
+            table: TokenTable::from_spans(spans, blob)?,
             short: ShortIndex::with_capacity(0),
             medium: MediumIndex::with_capacity(0),
-            hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
             // Only ids whose entry is a special token's spelling: an id that a special token
             // shares with a mergeable token stays mergeable (in the rank index, `mergeable()`).
@@ -207,27 +199,20 @@ impl Vocab {
         let n_mergeable = spans.iter().zip(&is_special).filter(|(s, sp)| s.1 > 0 && !**sp).count();
         let max_token_len = spans.iter().map(|s| s.1 as usize).max().unwrap_or(0);
         let mut vocab = Vocab {
-            index: HashTable::new(),
+            table: TokenTable::from_spans(spans, blob)?,
             short: ShortIndex::with_capacity(0),
             medium: MediumIndex::with_capacity(0),
-            hasher: Hasher::default(),
             byte_ranks: [u32::MAX; 256],
             special_ids,
             n_mergeable,
             max_token_len,
             backtrack: Default::default(),
             serial: Serial::new(),
-            spans,
-            blob,
         };
         vocab.special_ids.sort_unstable();
         vocab.special_ids.dedup();
-        for (id, &(off, len)) in vocab.spans.iter().enumerate() {
-            if off as usize + len as usize > vocab.blob.len() {
-                return Err(Error::Vocab(format!("token {id} points past the end of the blob")));
-            }
-        }
-        let ids = (0..vocab.spans.len() as u32).filter(|&id| vocab.spans[id as usize].1 > 0 && !is_special[id as usize]);
+        let spans = vocab.table.spans();
+        let ids = (0..spans.len() as u32).filter(|&id| spans[id as usize].1 > 0 && !is_special[id as usize]);
         let ids: Vec<u32> = ids.collect();
         vocab.build_index(ids.into_iter())?;
         Ok(vocab)
@@ -238,41 +223,28 @@ impl Vocab {
     /// longer ones in the hash table. Refuses the same bytes at two ranks and a missing single
     /// byte.
     fn build_index(&mut self, ids: impl Iterator<Item = u32> + Clone) -> Result<()> {
-        let Vocab { spans, blob, index, short, medium, hasher, byte_ranks, .. } = self;
-        let token = |id: u32| {
-            let (off, len) = spans[id as usize];
-            &blob[off as usize..off as usize + len as usize]
-        };
-        let (n_short, n_long) = ids.clone().fold((0, 0), |(s, l), id| match token(id).len() {
-            n if n <= MAX_SHORT => (s + 1, l),
-            n if n <= MAX_MEDIUM => (s, l),
-            _ => (s, l + 1),
-        });
-        let mut medium_pairs = Vec::new();
-        index.reserve(n_long, |&r| hasher.hash_one(token(r)));
+        let Vocab { table, short, medium, byte_ranks, .. } = self;
         let twice = |bytes: &[u8], a: u32, b: u32| {
             Error::Vocab(format!("{} has two ranks, {} and {}", show(bytes), a.min(b), a.max(b)))
         };
+        let mut n_short = 0;
+        let mut medium_pairs = Vec::new();
+        let mut long = Vec::new();
         for rank in ids.clone() {
-            let bytes = token(rank);
+            let bytes = table.token_unchecked(rank);
             if bytes.len() <= MAX_SHORT {
                 if bytes.len() == 1 {
                     byte_ranks[bytes[0] as usize] = rank;
                 }
-                continue;
-            }
-            if bytes.len() <= MAX_MEDIUM {
+                n_short += 1;
+            } else if bytes.len() <= MAX_MEDIUM {
                 medium_pairs.push((pack16(bytes), rank));
-                continue;
-            }
-            let hash = hasher.hash_one(bytes);
-            match index.entry(hash, |&r| token(r) == bytes, |&r| hasher.hash_one(token(r))) {
-                hashbrown::hash_table::Entry::Occupied(e) => return Err(twice(bytes, *e.get(), rank)),
-                hashbrown::hash_table::Entry::Vacant(e) => {
-                    e.insert(rank);
-                }
+            } else {
+                long.push(rank);
             }
         }
+        table.index(long).map_err(|table::Duplicate(a, b)| twice(table.token_unchecked(b), a, b))?;
+        let token = |id: u32| table.token_unchecked(id);
         // Built in one go (see `ShortIndex::from_keys`): far fewer cache misses than inserting
         // in rank order.
         let short_ids = ids.filter(|&id| token(id).len() <= MAX_SHORT);
@@ -300,8 +272,7 @@ impl Vocab {
         if bytes.len() <= MAX_MEDIUM {
             return self.medium.get(pack16(bytes));
         }
-        let hash = self.hasher.hash_one(bytes);
-        self.index.find(hash, |&r| self.token_unchecked(r) == bytes).copied()
+        self.table.id(bytes)
     }
 
     /// [`rank`](Self::rank) of `text[start..end]` (at least one byte). A piece of up to 7 bytes
@@ -343,19 +314,16 @@ impl Vocab {
         self.byte_ranks[byte as usize]
     }
 
-    #[inline]
-    fn token_unchecked(&self, id: u32) -> &[u8] {
-        let (off, len) = self.spans[id as usize];
-        &self.blob[off as usize..(off + len) as usize]
-    }
 
     /// The bytes of any token, mergeable or special; `None` for an unknown id.
     #[inline]
     pub fn token(&self, id: u32) -> Option<&[u8]> {
-        match self.spans.get(id as usize) {
-            Some(&(off, len)) if len > 0 => Some(&self.blob[off as usize..(off + len) as usize]),
-            _ => None,
-        }
+        self.table.token(id)
+    }
+
+    /// The table every token is kept in.
+    pub fn table(&self) -> &TokenTable {
+        &self.table
     }
 
     pub fn is_special(&self, id: u32) -> bool {
@@ -364,14 +332,14 @@ impl Vocab {
 
     /// Mergeable tokens as `(bytes, rank)`, in rank order.
     pub fn mergeable(&self) -> impl Iterator<Item = (&[u8], u32)> + '_ {
-        (0..self.spans.len() as u32)
+        (0..self.table.len() as u32)
             .filter(move |&id| !self.is_special(id))
             .filter_map(move |id| self.token(id).map(|b| (b, id)))
     }
 
     /// The largest mergeable rank (0 for an empty vocabulary).
     pub fn max_rank(&self) -> u32 {
-        (0..self.spans.len() as u32).rev().find(|&id| self.spans[id as usize].1 > 0 && !self.is_special(id)).unwrap_or(0)
+        (0..self.table.len() as u32).rev().find(|&id| self.table.token(id).is_some() && !self.is_special(id)).unwrap_or(0)
     }
 
     pub fn special_ids(&self) -> &[u32] {
@@ -382,7 +350,7 @@ impl Vocab {
     }
     /// Length of the id table: the largest id + 1.
     pub fn table_len(&self) -> usize {
-        self.spans.len()
+        self.table.len()
     }
     /// This table's identity within the process (no two tables share one; a clone keeps it,
     /// as it holds the same tokens).
@@ -401,14 +369,14 @@ impl Vocab {
         self.max_token_len
     }
     pub(crate) fn spans(&self) -> &[(u32, u32)] {
-        &self.spans
+        self.table.spans()
     }
     /// The long-piece engine, built on the first call.
     pub(crate) fn backtrack(&self) -> Option<&crate::models::rank::backtrack::Backtrack> {
         self.backtrack.get(self)
     }
     pub(crate) fn blob(&self) -> &[u8] {
-        &self.blob
+        self.table.blob()
     }
 }
 

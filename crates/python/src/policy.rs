@@ -126,18 +126,14 @@ impl Policy {
     /// The leftmost disallowed spelling in `text`, if any (tiktoken searches one alternation of
     /// them all, so the leftmost wins whether it is a special token or a plain string).
     pub fn find(&self, tok: &Tokenizer, text: &str) -> Option<String> {
+        let added = tok.added();
         let special = match &self.disallowed {
             Some(d) if d.is_empty() => None,
-            _ if tok.special_list().is_empty() => None,
-            _ => Some(tok.specials()),
-        };
-        let special = match (&self.disallowed, special) {
-            (_, None) => None,
-            (None, Some(specials)) => specials.find_any(text, |_| true).map(|m| (m.start, specials.tokens()[m.spelling].0.as_str())),
-            (Some(d), Some(specials)) => specials
-                .find_any(text, |id| d.binary_search(&id).is_ok())
-                .map(|m| (m.start, specials.tokens()[m.spelling].0.as_str())),
-        };
+            _ if added.special_list().is_empty() => None,
+            None => added.find_any(text, |_| true),
+            Some(d) => added.find_any(text, |id| d.binary_search(&id).is_ok()),
+        }
+        .map(|m| (m.start, added.spelling(&m)));
         let other = self
             .disallowed_other
             .iter()

@@ -478,7 +478,7 @@ impl Tokenizer {
     fn to_bpe2<'py>(&self, py: Python<'py>, source_hash: &[u8], name: &str, zstd_level: Option<i32>, trailer: bool) -> PyResult<Bound<'py, PyBytes>> {
         let e = self.rank("to_bpe2")?;
         let hash: [u8; 32] = source_hash.try_into().map_err(|_| PyValueError::new_err("source_hash must be 32 bytes"))?;
-        let meta = bpe2::Meta { name: name.to_owned(), pattern: e.pattern().to_owned(), specials: e.specials().tokens().to_vec() };
+        let meta = bpe2::Meta { name: name.to_owned(), pattern: e.pattern().to_owned(), specials: e.added().special_list().to_vec() };
         let data = py.allow_threads(|| guarded(|| bpe2::write(e.vocab(), hash, trailer.then_some(&meta), zstd_level)))?;
         Ok(PyBytes::new(py, &data))
     }
@@ -599,7 +599,7 @@ impl Tokenizer {
 
     /// The added tokens as (content, id, special).
     fn added_tokens(&self) -> PyResult<Vec<(String, u32, bool)>> {
-        Ok(self.merge_model("added_tokens")?.added_tokens().iter().map(|t| (t.content.clone(), t.id, t.special)).collect())
+        Ok(self.merge_model("added_tokens")?.added().tokens().iter().map(|t| (t.content.clone(), t.id, t.special)).collect())
     }
 
     /// The merge list, (left, right, merged) in priority order.

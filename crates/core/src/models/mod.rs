@@ -26,7 +26,7 @@ pub mod rank;
 pub mod score;
 
 use crate::error::Result;
-use crate::special::SpecialTokens;
+use crate::added::AddedTokens;
 use crate::SpecialFilter;
 
 /// What every model provides to [`crate::Tokenizer`]: its whole pipeline from text to ids and
@@ -57,13 +57,8 @@ pub trait Model {
     /// The id of bytes that are exactly one ordinary token.
     fn ordinary_id(&self, bytes: &[u8]) -> Option<u32>;
 
-    /// The special tokens and their matcher (a model may build the matcher on first use).
-    fn specials(&self) -> &SpecialTokens;
-
-    /// The special tokens' (spelling, id) pairs, without building a matcher.
-    fn special_list(&self) -> &[(String, u32)] {
-        self.specials().tokens()
-    }
+    /// The added tokens (special ones among them) and their matchers, built on first use.
+    fn added(&self) -> &AddedTokens;
 
     /// Size of the id space: the largest id + 1.
     fn n_vocab(&self) -> usize;
@@ -97,8 +92,8 @@ impl Model for rank::Encoder {
     fn ordinary_id(&self, bytes: &[u8]) -> Option<u32> {
         self.vocab().rank(bytes)
     }
-    fn specials(&self) -> &SpecialTokens {
-        rank::Encoder::specials(self)
+    fn added(&self) -> &AddedTokens {
+        rank::Encoder::added(self)
     }
     fn n_vocab(&self) -> usize {
         self.vocab().table_len()
@@ -113,11 +108,7 @@ impl Model for score::ScoreTokenizer {
     const KIND: &'static str = "score";
 
     fn encode_into(&self, text: &str, allowed: &SpecialFilter, out: &mut Vec<u32>) -> Result<()> {
-        match allowed {
-            SpecialFilter::None => score::ScoreTokenizer::encode_into(self, text, false, false, out),
-            SpecialFilter::All => out.extend_from_slice(&self.encode_allowed(text, None, false, false)),
-            SpecialFilter::Ids(ids) => out.extend_from_slice(&self.encode_allowed(text, Some(ids), false, false)),
-        }
+        self.encode_allowed_into(text, allowed, out);
         Ok(())
     }
     fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
@@ -129,11 +120,8 @@ impl Model for score::ScoreTokenizer {
     fn ordinary_id(&self, bytes: &[u8]) -> Option<u32> {
         self.piece_id(bytes)
     }
-    fn specials(&self) -> &SpecialTokens {
-        score::ScoreTokenizer::specials(self)
-    }
-    fn special_list(&self) -> &[(String, u32)] {
-        score::ScoreTokenizer::special_list(self)
+    fn added(&self) -> &AddedTokens {
+        score::ScoreTokenizer::added(self)
     }
     fn n_vocab(&self) -> usize {
         self.len()
@@ -161,8 +149,8 @@ impl Model for merges::MergeTokenizer {
     fn ordinary_id(&self, bytes: &[u8]) -> Option<u32> {
         self.id(bytes)
     }
-    fn specials(&self) -> &SpecialTokens {
-        merges::MergeTokenizer::specials(self)
+    fn added(&self) -> &AddedTokens {
+        merges::MergeTokenizer::added(self)
     }
     fn n_vocab(&self) -> usize {
         self.len()

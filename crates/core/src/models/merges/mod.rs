@@ -13,16 +13,14 @@
 
 pub mod merge;
 
-use std::hash::BuildHasher;
 
 
-use crate::added::{AddedToken, AddedVocab, Allowed, Part};
-use crate::special::SpecialTokens;
+use crate::added::{AddedToken, AddedTokens, Part};
 
 use crate::models::cache::ShardedCache;
 use crate::models::merges::merge::{merge, Merges, Scratch};
-use crate::models::short_eq;
-use crate::models::rank::SpecialFilter;
+use crate::vocab::table::{Duplicate, TokenTable};
+use crate::added::SpecialFilter;
 use crate::error::{Error, Result};
 use crate::normalizers::Normalizer;
 use crate::pretokenize::prefix::Prefix;
@@ -31,51 +29,6 @@ use crate::pretokenize::Pretokenizer;
 const NONE: u32 = u32::MAX;
 
 use crate::normalizers::SPACE;
-
-/// bytes -> id over the token table's blob.
-#[derive(Debug, Clone)]
-struct Index {
-    table: hashbrown::HashTable<u32>,
-    hasher: foldhash::fast::FixedState,
-}
-
-impl Index {
-    #[inline]
-    fn get(&self, bytes: &[u8], spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
-        self.get_hashed(bytes, self.hash(bytes), spans, blob)
-    }
-
-    /// The hash [`get_hashed`](Self::get_hashed) takes (the piece cache is keyed by it too).
-    #[inline]
-    fn hash(&self, bytes: &[u8]) -> u64 {
-        self.hasher.hash_one(bytes)
-    }
-
-    #[inline]
-    fn get_hashed(&self, bytes: &[u8], hash: u64, spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
-        let at = |i: u32| {
-            let (o, l) = spans[i as usize];
-            &blob[o as usize..(o + l) as usize]
-        };
-        self.table.find(hash, |&i| short_eq(at(i), bytes)).copied()
-    }
-
-    /// Inserts `id` for `bytes` unless present; the id already there if it is.
-    fn insert(&mut self, bytes: &[u8], id: u32, spans: &[(u32, u32)], blob: &[u8]) -> Option<u32> {
-        let at = |i: u32| {
-            let (o, l) = spans[i as usize];
-            &blob[o as usize..(o + l) as usize]
-        };
-        let hasher = &self.hasher;
-        match self.table.entry(hasher.hash_one(bytes), |&i| at(i) == bytes, |&i| hasher.hash_one(at(i))) {
-            hashbrown::hash_table::Entry::Occupied(e) => Some(*e.get()),
-            hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert(id);
-                None
-            }
-        }
-    }
-}
 
 /// How a piece is cut into initial symbols.
 #[derive(Debug, Clone)]
@@ -89,20 +42,15 @@ pub enum Initial {
 
 #[derive(Debug, Clone)]
 pub struct MergeTokenizer {
-    spans: Vec<(u32, u32)>,
-    blob: Vec<u8>,
+    /// Every token by id; every one but the special tokens indexed.
+    tokens: TokenTable,
     /// bytes -> id for every token (whole-piece lookups and character symbols).
-    /// Ids by their bytes in `blob` (no copy of each token: a table of ids, compared against
-    /// the blob), hashed with `hasher`.
-    index: Index,
     merges: Merges,
     initial: Initial,
     ignore_merges: bool,
     pretokenizer: Option<Pretokenizer>,
     emit_gaps: bool,
-    added: AddedVocab,
-    /// The special added tokens, for the disallowed-special check.
-    specials: SpecialTokens,
+    added: AddedTokens,
     normalizer: Normalizer,
     prefix: Prefix,
     /// The merge list as given, `(left, right, merged)` in priority order: what writers save.
@@ -132,29 +80,19 @@ impl MergeTokenizer {
         // tokenizer.json is otherwise dominated by them).
         let special_ids: std::collections::HashSet<u32> = specials.iter().map(|s| s.1).collect();
         let tables = || -> Result<_> {
-            let mut index = Index { table: hashbrown::HashTable::with_capacity(tokens.len()), hasher: Default::default() };
-            let mut spans = Vec::with_capacity(tokens.len());
-            let mut blob = Vec::with_capacity(tokens.iter().map(Vec::len).sum());
-            for t in tokens {
-                spans.push((blob.len() as u32, t.len() as u32));
-                blob.extend_from_slice(t);
-            }
-            for (id, t) in tokens.iter().enumerate() {
-                if t.is_empty() || special_ids.contains(&(id as u32)) {
-                    continue;
-                }
-                if let Some(prev) = index.insert(t, id as u32, &spans, &blob) {
-                    return Err(Error::Vocab(format!("token {:?} appears at ids {prev} and {id}", String::from_utf8_lossy(t))));
-                }
-            }
-            Ok((index, spans, blob))
+            let mut table = TokenTable::from_tokens(tokens.iter().map(Vec::as_slice))?;
+            let ordinary = (0..tokens.len() as u32).filter(|id| !special_ids.contains(id));
+            table.index(ordinary).map_err(|Duplicate(prev, id)| {
+                Error::Vocab(format!("token {:?} appears at ids {prev} and {id}", String::from_utf8_lossy(&tokens[id as usize])))
+            })?;
+            Ok(table)
         };
         let others = || -> Result<_> {
             let pretokenizer = pattern.map(Pretokenizer::new).transpose()?;
             Ok((Merges::new(merges)?, pretokenizer))
         };
         let (tables, others) = rayon::join(tables, others);
-        let ((index, spans, blob), (merge_table, pretokenizer)) = (tables?, others?);
+        let (table, (merge_table, pretokenizer)) = (tables?, others?);
         for &(a, b, m) in merges {
             for v in [a, b, m] {
                 if tokens.get(v as usize).filter(|t| !t.is_empty()).is_none() {
@@ -178,7 +116,7 @@ impl MergeTokenizer {
             let mut ids = [NONE; 256];
             for b in 0..=255u8 {
                 ids[b as usize] = match what {
-                    "raw" => index.get(&[b][..], &spans, &blob),
+                    "raw" => table.id(&[b][..]),
                     _ => Some(hex[b as usize]).filter(|&i| i != NONE),
                 }
                 .ok_or_else(|| Error::Vocab(format!(
@@ -197,16 +135,13 @@ impl MergeTokenizer {
             },
         };
         Ok(MergeTokenizer {
-            spans,
-            blob,
-            index,
+            tokens: table,
             merges: merge_table,
             initial,
             ignore_merges,
             pretokenizer,
             emit_gaps,
-            specials: SpecialTokens::new(specials.clone())?,
-            added: AddedVocab::new(specials.into_iter().map(|(s, id)| AddedToken::special(s, id)).collect(), |s| s.to_string())?,
+            added: AddedTokens::from_specials(specials)?,
             normalizer: Normalizer::None,
             prefix: Prefix::None,
             merge_list: merges.to_vec(),
@@ -222,7 +157,7 @@ impl MergeTokenizer {
 
     /// Every id's bytes (empty for a hole in the table).
     pub fn tokens(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
-        self.spans.iter().map(|&(o, l)| &self.blob[o as usize..(o + l) as usize])
+        self.tokens.tokens()
     }
 
     /// Decode with HF's Metaspace-style decoder (see the field).
@@ -242,8 +177,7 @@ impl MergeTokenizer {
         }
         self.normalizer = normalizer;
         self.prefix = prefix;
-        self.specials = SpecialTokens::new(added.iter().filter(|t| t.special).map(|t| (t.content.clone(), t.id)).collect())?;
-        self.added = AddedVocab::new(added, |s| normalizer.apply(s).into_owned())?;
+        self.added = AddedTokens::new(added, |s| normalizer.apply(s).into_owned())?;
         Ok(self)
     }
 
@@ -252,13 +186,9 @@ impl MergeTokenizer {
         self.cache.clear();
     }
 
-    /// The special added tokens.
-    pub fn specials(&self) -> &SpecialTokens {
-        &self.specials
-    }
-
-    pub fn added_tokens(&self) -> &[AddedToken] {
-        self.added.tokens()
+    /// The added tokens (with their flags) and their matchers.
+    pub fn added(&self) -> &AddedTokens {
+        &self.added
     }
 
     /// One piece: its token when it is one and `ignore_merges` is on (HF checks that first),
@@ -270,9 +200,9 @@ impl MergeTokenizer {
         if !(cacheable || self.ignore_merges) {
             return self.merge_piece(piece, ids, scratch, out);
         }
-        let hash = self.index.hash(piece);
+        let hash = self.tokens.hash(piece);
         if self.ignore_merges {
-            if let Some(id) = self.index.get_hashed(piece, hash, &self.spans, &self.blob) {
+            if let Some(id) = self.tokens.id_hashed(piece, hash) {
                 out.push(id);
                 return;
             }
@@ -297,7 +227,7 @@ impl MergeTokenizer {
                 let text = std::str::from_utf8(piece).unwrap_or("");
                 for (i, c) in text.char_indices() {
                     let ch = &piece[i..i + c.len_utf8()];
-                    if let Some(id) = self.index.get(ch, &self.spans, &self.blob) {
+                    if let Some(id) = self.tokens.id(ch) {
                         ids.push(id);
                     } else if let Some(bytes) = byte_fallback {
                         ids.extend(ch.iter().map(|&b| bytes[b as usize]));
@@ -341,23 +271,14 @@ impl MergeTokenizer {
 
     /// Encodes text. Non-special added tokens are always split out; special ones only as
     /// `allowed` says (elsewhere their spelling is ordinary text).
-    pub fn encode(&self, text: &str, allowed: Allowed) -> Result<Vec<u32>> {
+    pub fn encode(&self, text: &str, allowed: &SpecialFilter) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 1);
-        self.encode_allowed_into(text, allowed, &mut out)?;
+        self.encode_into(text, allowed, &mut out)?;
         Ok(out)
     }
 
-    /// [`Self::encode`] into `out`, with the allowed specials as the rank model's filter.
+    /// [`Self::encode`] into `out`.
     pub fn encode_into(&self, text: &str, allowed: &SpecialFilter, out: &mut Vec<u32>) -> Result<()> {
-        let allowed = match allowed {
-            SpecialFilter::None => Allowed::None,
-            SpecialFilter::All => Allowed::All,
-            SpecialFilter::Ids(ids) => Allowed::Only(ids),
-        };
-        self.encode_allowed_into(text, allowed, out)
-    }
-
-    fn encode_allowed_into(&self, text: &str, allowed: Allowed, out: &mut Vec<u32>) -> Result<()> {
         let mut bufs = (Vec::new(), Scratch::default());
         let mut err = Ok(());
         self.added.split(text, false, allowed, |part| match part {
@@ -370,7 +291,7 @@ impl MergeTokenizer {
 
     /// A part of the raw text between added tokens: normalized, then searched for the added
     /// tokens that match normalized text.
-    fn encode_raw_part(&self, text: &str, at_start: bool, allowed: Allowed, bufs: &mut (Vec<u32>, Scratch), out: &mut Vec<u32>) -> Result<()> {
+    fn encode_raw_part(&self, text: &str, at_start: bool, allowed: &SpecialFilter, bufs: &mut (Vec<u32>, Scratch), out: &mut Vec<u32>) -> Result<()> {
         let norm = self.normalizer.apply(text);
         if !self.added.has_normalized() {
             return self.encode_part(&norm, at_start, bufs, out);
@@ -393,10 +314,7 @@ impl MergeTokenizer {
     }
 
     pub fn token(&self, id: u32) -> Option<&[u8]> {
-        match self.spans.get(id as usize) {
-            Some(&(o, l)) if l > 0 => Some(&self.blob[o as usize..(o + l) as usize]),
-            _ => None,
-        }
+        self.tokens.token(id)
     }
 
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
@@ -429,13 +347,13 @@ impl MergeTokenizer {
     }
 
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.tokens.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.tokens.is_empty()
     }
     pub fn id(&self, bytes: &[u8]) -> Option<u32> {
-        self.index.get(bytes, &self.spans, &self.blob)
+        self.tokens.id(bytes)
     }
 }
 
@@ -491,10 +409,10 @@ mod tests {
             let s = text(2000, 0x2545_f491_4f6c_dd1d);
             let want = uncached(&t, &s);
             assert!(t.cache.is_empty());
-            let cold = t.encode(&s, Allowed::None).unwrap();
+            let cold = t.encode(&s, &SpecialFilter::None).unwrap();
             let cached = t.cache.len();
             assert!(cached > 100, "pieces were cached: {cached}");
-            let warm = t.encode(&s, Allowed::None).unwrap();
+            let warm = t.encode(&s, &SpecialFilter::None).unwrap();
             assert_eq!(cold, want);
             assert_eq!(warm, want);
             assert_eq!(t.cache.len(), cached, "the warm pass found every piece");
@@ -505,10 +423,10 @@ mod tests {
             // A clone starts with an empty cache and encodes the same; so does a cleared one.
             let clone = t.clone();
             assert!(clone.cache.is_empty());
-            assert_eq!(clone.encode(&s, Allowed::None).unwrap(), want);
+            assert_eq!(clone.encode(&s, &SpecialFilter::None).unwrap(), want);
             t.clear_cache();
             assert!(t.cache.is_empty());
-            assert_eq!(t.encode(&s, Allowed::None).unwrap(), want);
+            assert_eq!(t.encode(&s, &SpecialFilter::None).unwrap(), want);
         }
     }
 
@@ -521,7 +439,7 @@ mod tests {
         let s = text(3000, 0x9e37_79b9_7f4a_7c15);
         let want = uncached(&t, &s);
         for _ in 0..3 {
-            assert_eq!(t.encode(&s, Allowed::None).unwrap(), want);
+            assert_eq!(t.encode(&s, &SpecialFilter::None).unwrap(), want);
             assert!(t.cache.len() <= 3 * crate::models::cache::SHARDS);
         }
     }

@@ -13,48 +13,15 @@ use cache::PieceCache;
 use merge::encode_piece;
 use crate::error::{Error, Result};
 use crate::pretokenize::Pretokenizer;
-use crate::special::{SpecialMatch, SpecialTokens};
+use crate::added::{AddedMatch, AddedTokens, SpecialFilter};
 use crate::vocab::Vocab;
-
-/// Which special tokens a call treats as special (allowed) or refuses (disallowed).
-#[derive(Debug, Clone)]
-pub enum SpecialFilter {
-    None,
-    All,
-    /// Sorted ids.
-    Ids(Vec<u32>),
-}
-
-impl SpecialFilter {
-    pub fn from_ids(mut ids: Vec<u32>) -> Self {
-        ids.sort_unstable();
-        ids.dedup();
-        if ids.is_empty() {
-            SpecialFilter::None
-        } else {
-            SpecialFilter::Ids(ids)
-        }
-    }
-
-    #[inline]
-    pub fn contains(&self, id: u32) -> bool {
-        match self {
-            SpecialFilter::None => false,
-            SpecialFilter::All => true,
-            SpecialFilter::Ids(ids) => ids.binary_search(&id).is_ok(),
-        }
-    }
-
-    pub fn is_none(&self) -> bool {
-        matches!(self, SpecialFilter::None)
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct Encoder {
     vocab: Vocab,
     pretokenizer: Pretokenizer,
-    specials: SpecialTokens,
+    /// tiktoken's special tokens: added tokens with no flags.
+    added: AddedTokens,
 }
 
 impl Encoder {
@@ -73,7 +40,7 @@ impl Encoder {
         Ok(Encoder {
             vocab,
             pretokenizer: Pretokenizer::new(pattern)?,
-            specials: SpecialTokens::new(specials)?,
+            added: AddedTokens::from_specials(specials)?,
         })
     }
 
@@ -90,8 +57,8 @@ impl Encoder {
     pub fn vocab(&self) -> &Vocab {
         &self.vocab
     }
-    pub fn specials(&self) -> &SpecialTokens {
-        &self.specials
+    pub fn added(&self) -> &AddedTokens {
+        &self.added
     }
     pub(crate) fn pretokenizer(&self) -> &Pretokenizer {
         &self.pretokenizer
@@ -180,18 +147,18 @@ impl Encoder {
 
     /// The first occurrence of a special token that `filter` names, if any: the
     /// disallowed-special check.
-    pub fn find_special(&self, text: &str, filter: &SpecialFilter) -> Option<SpecialMatch> {
+    pub fn find_special(&self, text: &str, filter: &SpecialFilter) -> Option<AddedMatch> {
         if filter.is_none() {
             return None;
         }
-        self.specials.find_any(text, |id| filter.contains(id))
+        self.added.find_any(text, |id| filter.contains(id))
     }
 
     /// Encodes text, turning the spellings of `allowed` special tokens into their ids and
     /// everything else into ordinary tokens. Like tiktoken, a special spelling that is not
     /// allowed is skipped over one byte at a time, and the search goes on from there.
     pub fn encode_into<S: Sink>(&self, text: &str, allowed: &SpecialFilter, out: &mut S) -> Result<()> {
-        if allowed.is_none() || self.specials.is_empty() {
+        if allowed.is_none() || self.added.is_empty() {
             return self.encode_ordinary_into(text, out);
         }
         let mut start = 0;
@@ -210,17 +177,10 @@ impl Encoder {
     }
 
     /// The first special token at or after byte `from` that `allowed` names, as `encode_into`
-    /// finds them: a special spelling that is not allowed is skipped over one byte at a time.
-    pub(crate) fn next_allowed_special(&self, text: &str, mut from: usize, allowed: &SpecialFilter) -> Option<SpecialMatch> {
-        loop {
-            match self.specials.find_from(text, from) {
-                Some(m) if allowed.contains(m.id) => return Some(m),
-                // Spellings are valid UTF-8 starting with a whole character, so the next
-                // match cannot begin inside this one's first byte.
-                Some(m) => from = m.start + 1,
-                None => return None,
-            }
-        }
+    /// finds them (tiktoken's rule, [`AddedTokens::next_allowed`]).
+    #[inline]
+    pub(crate) fn next_allowed_special(&self, text: &str, from: usize, allowed: &SpecialFilter) -> Option<AddedMatch> {
+        self.added.next_allowed(text, from, allowed)
     }
 
     pub fn encode(&self, text: &str, allowed: &SpecialFilter) -> Result<Vec<u32>> {
@@ -247,7 +207,7 @@ impl Encoder {
     /// The id of bytes that are exactly one token, mergeable or special.
     pub fn encode_single_token(&self, bytes: &[u8]) -> Option<u32> {
         self.vocab.rank(bytes).or_else(|| {
-            std::str::from_utf8(bytes).ok().and_then(|s| self.specials.id(s))
+            std::str::from_utf8(bytes).ok().and_then(|s| self.added.special_id(s))
         })
     }
 

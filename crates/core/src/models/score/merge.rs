@@ -19,14 +19,11 @@
 //! [`crate::models::score`]), and a segment that is itself a piece whose own BPE yields that piece
 //! costs one hash lookup.
 
-use std::hash::BuildHasher;
 use std::sync::{Arc, OnceLock};
 
-use hashbrown::HashTable;
-
 use crate::error::{Error, Result};
+use crate::vocab::table::{Duplicate, TokenTable};
 use crate::models::heap::{Heap, MergeRule};
-use crate::models::{short_eq, u32_at, u64_at};
 
 pub const NONE: u32 = u32::MAX;
 
@@ -46,11 +43,9 @@ pub struct ScoreVocab {
 }
 
 struct Table {
-    spans: Vec<(u32, u32)>,
-    blob: Vec<u8>,
+    /// Every piece by id; the mergeable ones indexed.
+    tokens: TokenTable,
     scores: Vec<f32>,
-    index: HashTable<u32>,
-    hasher: Hasher,
     /// Whether every unfrozen symbol starts and ends on a UTF-8 character boundary (symbols
     /// are characters and merges of them), so the pair table needs only cuts between
     /// characters; false for byte-level tables, whose symbols start as single bytes.
@@ -76,25 +71,8 @@ const BACKGROUND_MIN: usize = 4096;
 
 impl std::fmt::Debug for ScoreVocab {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScoreVocab").field("pieces", &self.t.spans.len()).finish()
+        f.debug_struct("ScoreVocab").field("pieces", &self.t.tokens.len()).finish()
     }
-}
-
-/// The hash of the piece index: keys of up to 16 bytes (nearly all) are read as two
-/// overlapping words, as in [`short_eq`], and mixed with one folded multiply, inline; longer
-/// keys go through foldhash. Equality is always checked, so the hash only has to spread keys.
-#[inline(always)]
-fn hash_bytes(hasher: &Hasher, b: &[u8]) -> u64 {
-    let n = b.len();
-    let (x, y) = match n {
-        0 => (0, 0),
-        1..=3 => (((b[0] as u64) << 16) | ((b[n / 2] as u64) << 8) | b[n - 1] as u64, 0),
-        4..=7 => (u32_at(b, 0) as u64, u32_at(b, n - 4) as u64),
-        8..=16 => (u64_at(b, 0), u64_at(b, n - 8)),
-        _ => return hasher.hash_one(b),
-    };
-    let p = (x ^ 0x243f_6a88_85a3_08d3) as u128 * (y ^ 0x1319_8a2e_0370_7344 ^ ((n as u64) << 56)) as u128;
-    (p as u64) ^ (p >> 64) as u64
 }
 
 /// A symbol: a byte range of the segment, its id when known, and whether it may merge.
@@ -148,45 +126,17 @@ impl ScoreVocab {
         if total > u32::MAX as usize || pieces.len() > crate::vocab::MAX_TOKEN_ID as usize {
             return Err(Error::Vocab("the vocabulary is too large".into()));
         }
-        let mut t = Table {
-            spans: Vec::with_capacity(pieces.len()),
-            blob: Vec::with_capacity(total),
-            scores: Vec::with_capacity(pieces.len()),
-            index: HashTable::with_capacity(pieces.len()),
-            hasher: Hasher::default(),
-            char_cuts,
-        };
-        for &(bytes, score, _) in pieces {
-            if !score.is_finite() {
-                return Err(Error::Vocab(format!("piece {} has score {score}", t.spans.len())));
-            }
-            t.spans.push((t.blob.len() as u32, bytes.len() as u32));
-            t.blob.extend_from_slice(bytes);
-            t.scores.push(score + 0.0);
+        if let Some(id) = pieces.iter().position(|p| !p.1.is_finite()) {
+            return Err(Error::Vocab(format!("piece {id} has score {}", pieces[id].1)));
         }
-        for (id, &(bytes, _, mergeable)) in pieces.iter().enumerate() {
-            if !mergeable || bytes.is_empty() {
-                continue;
-            }
-            let hash = hash_bytes(&t.hasher, bytes);
-            let (spans, blob) = (&t.spans, &t.blob);
-            let tok = |i: u32| {
-                let (o, l) = spans[i as usize];
-                &blob[o as usize..(o + l) as usize]
-            };
-            match t.index.entry(hash, |&i| tok(i) == bytes, |&i| hash_bytes(&t.hasher, tok(i))) {
-                hashbrown::hash_table::Entry::Occupied(e) => {
-                    return Err(Error::Vocab(format!(
-                        "piece {:?} appears twice, at ids {} and {id}",
-                        String::from_utf8_lossy(bytes),
-                        e.get()
-                    )))
-                }
-                hashbrown::hash_table::Entry::Vacant(e) => {
-                    e.insert(id as u32);
-                }
-            }
-        }
+        let mut tokens = TokenTable::from_tokens(pieces.iter().map(|p| p.0))?;
+        let mergeable = (0..pieces.len() as u32).filter(|&id| pieces[id as usize].2);
+        tokens.index(mergeable).map_err(|Duplicate(a, b)| {
+            let bytes = String::from_utf8_lossy(pieces[b as usize].0);
+            Error::Vocab(format!("piece {bytes:?} appears twice, at ids {a} and {b}"))
+        })?;
+        // `+ 0.0` makes a score of -0.0 into 0.0, so equal scores compare equal bit for bit.
+        let t = Table { tokens, scores: pieces.iter().map(|p| p.1 + 0.0).collect(), char_cuts };
         let v = ScoreVocab { t: Arc::new(t), pairs: Arc::new(OnceLock::new()) };
         match when {
             PairTable::Never => {}
@@ -247,7 +197,7 @@ impl ScoreVocab {
     /// The hash [`lookup`](Self::lookup) uses, for callers that key other tables by it too.
     #[inline]
     pub fn hash(&self, bytes: &[u8]) -> u64 {
-        hash_bytes(&self.t.hasher, bytes)
+        self.t.tokens.hash(bytes)
     }
 
     #[inline]
@@ -265,36 +215,28 @@ impl ScoreVocab {
     }
 
     pub fn len(&self) -> usize {
-        self.t.spans.len()
+        self.t.tokens.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.t.spans.is_empty()
+        self.t.tokens.is_empty()
     }
 }
 
 impl Table {
     #[inline]
     fn lookup(&self, bytes: &[u8]) -> Option<u32> {
-        self.lookup_hashed(bytes, hash_bytes(&self.hasher, bytes))
+        self.tokens.id(bytes)
     }
 
     #[inline]
     fn lookup_hashed(&self, bytes: &[u8], hash: u64) -> Option<u32> {
-        self.index
-            .find(hash, |&i| {
-                let (o, l) = self.spans[i as usize];
-                short_eq(&self.blob[o as usize..(o + l) as usize], bytes)
-            })
-            .copied()
+        self.tokens.id_hashed(bytes, hash)
     }
 
     #[inline]
     fn token(&self, id: u32) -> Option<&[u8]> {
-        match self.spans.get(id as usize) {
-            Some(&(o, l)) if l > 0 => Some(&self.blob[o as usize..(o + l) as usize]),
-            _ => None,
-        }
+        self.tokens.token(id)
     }
 
     /// The pair table: for every mergeable piece of up to [`PAIR_MAX`] bytes, every cut (between
@@ -303,16 +245,15 @@ impl Table {
     /// looked up only when the left one is a piece (about 220 K lookups for a 32 K-piece
     /// SentencePiece model, 59 K pairs). `None` as soon as `alive()` says nobody wants it.
     fn pair_table(&self, alive: impl Fn() -> bool) -> Option<Pairs> {
-        let mut pairs = Pairs::with_capacity_and_hasher(self.index.len() * 2, Hasher::default());
-        for (n, &id) in self.index.iter().enumerate() {
+        let mut pairs = Pairs::with_capacity_and_hasher(self.tokens.indexed().len() * 2, Hasher::default());
+        for (n, id) in self.tokens.indexed().enumerate() {
             if n % 512 == 0 && !alive() {
                 return None;
             }
-            let (o, l) = self.spans[id as usize];
-            if l as usize > PAIR_MAX {
+            let p = self.tokens.token_unchecked(id);
+            if p.len() > PAIR_MAX {
                 continue; // found by its bytes instead (see `pair`): keeps this linear
             }
-            let p = &self.blob[o as usize..(o + l) as usize];
             for k in 1..p.len() {
                 // A symbol of whole characters never ends before a continuation byte.
                 if self.char_cuts && p[k] & 0xc0 == 0x80 {

@@ -29,7 +29,7 @@ use crate::models::cache::ShardedCache;
 use crate::models::score::merge::{merge, PairTable, ScoreVocab, Scratch, Symbol, NONE};
 use crate::error::{Error, Result};
 use crate::spec::{ModelProto, PieceType};
-use crate::special::SpecialTokens;
+use crate::added::{AddedTokens, SpecialFilter};
 
 pub use crate::normalizers::SPACE as SPACE_SYMBOL;
 
@@ -101,40 +101,7 @@ pub struct ScoreTokenizer {
     cache: ShardedCache,
     /// Control and unknown pieces (SentencePiece) or BOS/EOS (LEAP): spellings that are plain
     /// text unless a call allows them (`encode_allowed`).
-    specials: LazySpecials,
-}
-
-/// The special spellings, and their matcher (two Aho-Corasick automata) built the first time a
-/// call asks for special tokens: plain `encode` never needs it, and for a model with hundreds
-/// of control pieces (Mistral v3: 750) building it was a tenth of the load.
-#[derive(Debug, Clone)]
-struct LazySpecials {
-    list: Vec<(String, u32)>,
-    built: std::sync::OnceLock<SpecialTokens>,
-}
-
-/// Spellings totalling less than this always build (the automata's states are bounded by the
-/// bytes); more are built at load, so a failure is a load error.
-const LAZY_SPECIALS_MAX_BYTES: usize = 1 << 24;
-
-impl LazySpecials {
-    fn empty() -> Self {
-        LazySpecials { list: Vec::new(), built: std::sync::OnceLock::new() }
-    }
-
-    fn new(list: Vec<(String, u32)>) -> Result<Self> {
-        let built = std::sync::OnceLock::new();
-        if list.iter().map(|t| t.0.len()).sum::<usize>() >= LAZY_SPECIALS_MAX_BYTES {
-            let _ = built.set(SpecialTokens::new(list.clone())?);
-        }
-        Ok(LazySpecials { list, built })
-    }
-
-    fn get(&self) -> &SpecialTokens {
-        self.built.get_or_init(|| {
-            SpecialTokens::new(self.list.clone()).expect("spellings under LAZY_SPECIALS_MAX_BYTES always build")
-        })
-    }
+    specials: AddedTokens,
 }
 
 /// Which adjacent character pairs may be joined by a merge: ASCII pairs in a bit table, the rest
@@ -291,7 +258,7 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: m.unk_surface.clone(),
             cache: ShardedCache::new(),
-            specials: LazySpecials::empty(),
+            specials: AddedTokens::from_specials(Vec::new())?,
         };
         t.finish(user.iter().map(|u| u.as_bytes()), Some(joins))?;
         Ok(t)
@@ -357,7 +324,7 @@ impl ScoreTokenizer {
             byte_whole: [NONE; 256],
             unk_surface: String::new(),
             cache: ShardedCache::new(),
-            specials: LazySpecials::empty(),
+            specials: AddedTokens::from_specials(Vec::new())?,
         };
         t.finish(std::iter::empty(), None)?;
         Ok(t)
@@ -375,7 +342,7 @@ impl ScoreTokenizer {
                 specials.push((s.to_owned(), id));
             }
         }
-        self.specials = LazySpecials::new(specials)?;
+        self.specials = AddedTokens::from_specials(specials)?;
         let extra: Vec<&[u8]> = extra.collect();
         for p in &extra {
             self.user_first[p[0] as usize] = true;
@@ -662,34 +629,21 @@ impl ScoreTokenizer {
         }
     }
 
-    /// Encodes with the spellings of the `allowed` special pieces (all when `None`) taken as
-    /// those pieces, as a caller that splits the text there and encodes each part on its own
-    /// would (each part gets its own dummy prefix, as with `sentencepiece`'s `encode` per part).
-    pub fn encode_allowed(&self, text: &str, allowed: Option<&[u32]>, add_bos: bool, add_eos: bool) -> Vec<u32> {
-        if allowed.is_some_and(|a| a.is_empty()) || self.specials.list.is_empty() {
-            return self.encode(text, add_bos, add_eos);
+    /// Encodes with the spellings of the `allowed` special pieces taken as those pieces, as a
+    /// caller that splits the text there and encodes each part on its own would (each part
+    /// gets its own dummy prefix, as with `sentencepiece`'s `encode` per part). A refused
+    /// spelling is skipped as tiktoken skips one ([`AddedTokens::next_allowed`]).
+    pub fn encode_allowed_into(&self, text: &str, allowed: &SpecialFilter, out: &mut Vec<u32>) {
+        if allowed.is_none() || self.specials.is_empty() {
+            return self.encode_into(text, false, false, out);
         }
-        let mut out = Vec::with_capacity(text.len() / 3 + 2);
-        if add_bos {
-            out.extend(self.bos_id);
-        }
-        let (mut start, mut from) = (0, 0);
-        let specials = self.specials.get();
-        while let Some(m) = specials.find_from(text, from) {
-            if allowed.is_some_and(|a| a.binary_search(&m.id).is_err()) {
-                from = m.start + 1;
-                continue;
-            }
-            self.encode_into(&text[start..m.start], false, false, &mut out);
+        let mut start = 0;
+        while let Some(m) = self.specials.next_allowed(text, start, allowed) {
+            self.encode_into(&text[start..m.start], false, false, out);
             out.push(m.id);
             start = m.end;
-            from = m.end;
         }
-        self.encode_into(&text[start..], false, false, &mut out);
-        if add_eos {
-            out.extend(self.eos_id);
-        }
-        out
+        self.encode_into(&text[start..], false, false, out);
     }
 
     /// Forgets the merged segments this tokenizer has cached (the ids never depend on them).
@@ -697,14 +651,9 @@ impl ScoreTokenizer {
         self.cache.clear();
     }
 
-    /// The spellings that are special pieces (control and unknown; LEAP: BOS/EOS).
-    pub fn specials(&self) -> &SpecialTokens {
-        self.specials.get()
-    }
-
-    /// The special spellings and ids, without building their matcher.
-    pub fn special_list(&self) -> &[(String, u32)] {
-        &self.specials.list
+    /// The special pieces (control and unknown; LEAP: BOS/EOS), as added tokens with no flags.
+    pub fn added(&self) -> &AddedTokens {
+        &self.specials
     }
 
     pub fn encode(&self, text: &str, add_bos: bool, add_eos: bool) -> Vec<u32> {
