@@ -65,13 +65,13 @@ fn o200k_specials() -> Vec<(String, u32)> {
     owned(&[(ENDOFTEXT, 199999), (ENDOFPROMPT, 200018)])
 }
 
-/// OpenAI's harmony chat format (gpt-oss) on o200k_base's ranks: its named tokens, then every
-/// other id from 200000 to 201087 as `<|reserved_N|>`. As in tiktoken, 200018 is both
-/// `<|endofprompt|>` and `<|reserved_200018|>`.
+/// OpenAI's harmony chat format (gpt-oss) on o200k_base's ranks: o200k_base's two, then every
+/// id from 199998 to 201087 in order, by its name or else as `<|reserved_N|>` (tiktoken's
+/// order). As in tiktoken, 200018 is both `<|endofprompt|>` and `<|reserved_200018|>`.
 fn o200k_harmony_specials() -> Vec<(String, u32)> {
-    let mut specials = o200k_specials();
-    specials.extend(owned(&[
+    const NAMED: [(&str, u32); 9] = [
         ("<|startoftext|>", 199998),
+        (ENDOFTEXT, 199999),
         ("<|return|>", 200002),
         ("<|constrain|>", 200003),
         ("<|channel|>", 200005),
@@ -79,9 +79,17 @@ fn o200k_harmony_specials() -> Vec<(String, u32)> {
         ("<|end|>", 200007),
         ("<|message|>", 200008),
         ("<|call|>", 200012),
-    ]));
-    let reserved = [200000u32, 200001, 200004, 200009, 200010, 200011].into_iter().chain(200013..201088);
-    specials.extend(reserved.map(|i| (format!("<|reserved_{i}|>"), i)));
+    ];
+    let mut specials = o200k_specials();
+    for id in 199998..201088u32 {
+        let spelling = match NAMED.iter().find(|n| n.1 == id) {
+            Some((s, _)) => (*s).to_owned(),
+            None => format!("<|reserved_{id}|>"),
+        };
+        if !specials.iter().any(|(s, _)| *s == spelling) {
+            specials.push((spelling, id));
+        }
+    }
     specials
 }
 
