@@ -110,3 +110,29 @@ def text_parts(content: Any, where: str) -> list[str]:
         return out
     raise ChatError(f"{where}: content must be a string or a list of text parts, "
                     f"got {type(content).__name__}")
+
+
+def run_ids(encoding: Any, text: str, spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """``text`` encoded as one piece, and its mask: 1 for each token that overlaps one of the
+    character ``spans`` (sorted, non-overlapping), as transformers marks a token whose offsets
+    overlap a ``{% generation %}`` span.
+
+    Templates that write a header and the content into one string (ChatML's
+    ``assistant\\n`` + content; every Jinja template) let the two merge into one token: such a
+    token is trained if it holds any trained character."""
+    ids = encoding.encode_ordinary(text)
+    if not spans:
+        return ids, [0] * len(ids)
+    if spans == [(0, len(text))]:
+        return ids, [1] * len(ids)
+    # Work in bytes: a rank model's tokens are exact byte strings of the text.
+    byte_spans = [(len(text[:s].encode("utf-8")), len(text[:e].encode("utf-8"))) for s, e in spans]
+    mask = []
+    pos, k = 0, 0
+    for piece in encoding.decode_tokens_bytes(ids):
+        end = pos + len(piece)
+        while k < len(byte_spans) and byte_spans[k][1] <= pos:
+            k += 1
+        mask.append(int(k < len(byte_spans) and end > byte_spans[k][0] and pos < byte_spans[k][1]))
+        pos = end
+    return ids, mask
