@@ -11,7 +11,8 @@ Built-in templates, one module each, each matching its home renderer token for t
 - ``nanochat`` (:mod:`bytepair.chat.nanochat`): nanochat's ``render_conversation``;
 - ``llama3`` (:mod:`bytepair.chat.llama3`): llama-models' ``ChatFormat``;
 - ``harmony`` (:mod:`bytepair.chat.harmony`): openai-harmony (gpt-oss, ``o200k_harmony``);
-- ``chatml`` (:mod:`bytepair.chat.chatml`): ``<|im_start|>``/``<|im_end|>`` (Qwen, cl100k_im).
+- ``chatml`` (:mod:`bytepair.chat.chatml`): ``<|im_start|>``/``<|im_end|>`` (Qwen, cl100k_im);
+- ``mistral_v1``, ``mistral_v2``, ``mistral_v3`` (:mod:`bytepair.chat.mistral`): mistral-common.
 
 The built-in templates encode every piece of text on its own with ``encode_ordinary``, as
 their home renderers do: a message can never inject a special token by spelling one.
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bytepair.chat import chatml, harmony, llama3, nanochat
+from bytepair.chat import chatml, harmony, llama3, mistral, nanochat
 from bytepair.chat._render import Render, Template, messages_of
 from bytepair.chat.nanochat import NANOCHAT_SPECIAL_TOKENS
 from bytepair.errors import ChatError  # defined with the others; importable from here as before
@@ -34,7 +35,7 @@ __all__ = [
 
 #: The built-in templates by name, in the order :func:`template_for` tries them.
 _BUILTIN: dict[str, Template] = {t.name: t for t in (
-    nanochat.TEMPLATE, llama3.TEMPLATE, harmony.TEMPLATE, chatml.TEMPLATE,
+    nanochat.TEMPLATE, llama3.TEMPLATE, harmony.TEMPLATE, chatml.TEMPLATE, *mistral.TEMPLATES,
 )}
 
 #: Template names to the special tokens each needs in the encoding.
