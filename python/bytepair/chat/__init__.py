@@ -25,12 +25,13 @@ from typing import Any
 
 from bytepair.chat import chatml, harmony, llama3, mistral, nanochat
 from bytepair.chat._render import Render, Template, messages_of
+from bytepair.chat.jinja import ChatTemplate, load_chat_template
 from bytepair.chat.nanochat import NANOCHAT_SPECIAL_TOKENS
 from bytepair.errors import ChatError  # defined with the others; importable from here as before
 
 __all__ = [
-    "ChatError", "NANOCHAT_SPECIAL_TOKENS", "TEMPLATES", "render_conversation",
-    "render_for_completion", "stop_tokens", "template_for",
+    "ChatError", "ChatTemplate", "NANOCHAT_SPECIAL_TOKENS", "TEMPLATES", "load_chat_template",
+    "render_conversation", "render_for_completion", "stop_tokens", "template_for",
 ]
 
 #: The built-in templates by name, in the order :func:`template_for` tries them.
@@ -54,13 +55,18 @@ def template_for(encoding: Any) -> str:
         + "; ".join(f"{name} needs {', '.join(t.special_tokens)}" for name, t in _BUILTIN.items()))
 
 
-def _template(encoding: Any, template: str | None) -> Template:
+def _template(encoding: Any, template: Any) -> Template | ChatTemplate:
+    """A built-in template by name, or a Jinja one (a :class:`ChatTemplate`, or its source:
+    a string with ``{{`` or ``{%`` in it)."""
     if template is None:
         return _BUILTIN[template_for(encoding)]
-    if isinstance(template, Template):
+    if isinstance(template, (Template, ChatTemplate)):
         return template
+    if isinstance(template, str) and ("{{" in template or "{%" in template):
+        return ChatTemplate(template)
     if not isinstance(template, str) or template not in _BUILTIN:
-        raise ChatError(f"unknown chat template {template!r}; known: {', '.join(_BUILTIN)}")
+        raise ChatError(f"unknown chat template {template!r:.80}; known: {', '.join(_BUILTIN)}, "
+                        "or the text of a Jinja template")
     return _BUILTIN[template]
 
 
@@ -86,11 +92,15 @@ def render_conversation(
     if max_tokens is not None and max_tokens < 0:
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
     t = _template(encoding, template)
-    out = Render(encoding, t)
-    t.render(out, messages_of(conversation), options)
+    if isinstance(t, ChatTemplate):
+        ids, mask = t.encode(encoding, messages_of(conversation), **options)
+    else:
+        out = Render(encoding, t)
+        t.render(out, messages_of(conversation), options)
+        ids, mask = out.ids, out.mask
     if max_tokens is not None:
-        del out.ids[max_tokens:], out.mask[max_tokens:]
-    return out.ids, out.mask
+        del ids[max_tokens:], mask[max_tokens:]
+    return ids, mask
 
 
 def render_for_completion(
@@ -108,6 +118,9 @@ def render_for_completion(
     ``render_conversation_for_completion`` with the next role ``assistant``.
     """
     t = _template(encoding, template)
+    if isinstance(t, ChatTemplate):
+        return t.encode(encoding, messages_of(conversation), add_generation_prompt=True, mask=False,
+                        **options)[0]
     out = Render(encoding, t)
     t.complete(out, messages_of(conversation), options)
     return out.ids
@@ -117,5 +130,7 @@ def stop_tokens(encoding: Any, *, template: str | None = None) -> list[int]:
     """The ids at which a model's turn ends under ``template``: a generation loop (or
     :class:`bytepair.stream.StreamDecoder`'s caller) stops at any of them."""
     t = _template(encoding, template)
+    if isinstance(t, ChatTemplate):
+        return [encoding.encode_single_token(s) for s in t.end_of_turn(encoding)]
     Render(encoding, t)  # checks the encoding has the template's special tokens
     return [encoding.encode_single_token(s) for s in t.stop_tokens]
