@@ -189,5 +189,7 @@ def test_template_choice_errors():
         render_conversation(enc, [{"role": "user", "content": "hi"}])
     with pytest.raises(ChatError, match="lacks the llama3 template's special tokens"):
         render_conversation(enc, [{"role": "user", "content": "hi"}], template="llama3")
-    with pytest.raises(ChatError, match="unknown chat template"):
+    with pytest.raises(ChatError, match="lacks the chatml template's special tokens"):
         render_conversation(enc, [{"role": "user", "content": "hi"}], template="chatml")
+    with pytest.raises(ChatError, match="unknown chat template"):
+        render_conversation(enc, [{"role": "user", "content": "hi"}], template="chatml2")
