@@ -27,11 +27,12 @@ from bytepair.chat import chatml, harmony, llama3, mistral, nanochat
 from bytepair.chat._render import Render, Template, messages_of
 from bytepair.chat.jinja import ChatTemplate, load_chat_template
 from bytepair.chat.nanochat import NANOCHAT_SPECIAL_TOKENS
+from bytepair.chat.batch import render_many
 from bytepair.errors import ChatError  # defined with the others; importable from here as before
 
 __all__ = [
     "ChatError", "ChatTemplate", "NANOCHAT_SPECIAL_TOKENS", "TEMPLATES", "load_chat_template",
-    "render_conversation", "render_for_completion", "stop_tokens", "template_for",
+    "render_conversation", "render_for_completion", "render_many", "stop_tokens", "template_for",
 ]
 
 #: The built-in templates by name, in the order :func:`template_for` tries them.

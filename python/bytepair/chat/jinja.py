@@ -73,6 +73,10 @@ class ChatTemplate:
         self.has_generation = re.search(r"\{%-?\s*generation\s*-?%\}", source) is not None
         self._template = _compile(source)
 
+    def __reduce__(self):
+        # The compiled template cannot be pickled; a worker process compiles the source again.
+        return (_rebuild, (self.source, self.special_tokens_map))
+
     def __repr__(self) -> str:
         return f"<ChatTemplate {len(self.source)} chars{' with {% generation %}' if self.has_generation else ''}>"
 
@@ -141,11 +145,17 @@ class ChatTemplate:
                     "part of the template, or render with mask=False")
             start = len(prompt)
             end = next((e for s, e in special_at if s >= start), None)
+            if end is None and start == len(clean):
+                continue  # the template writes nothing for this message: nothing to train
             if end is None:
                 raise ChatError(f"message {i}: no end-of-turn token ({', '.join(sorted(ends)) or 'none known'}) "
                                 "after this assistant message; add {% generation %} markers")
             spans.append((start, end))
         return spans
+
+
+def _rebuild(source, special_tokens_map):
+    return ChatTemplate(source, **special_tokens_map)
 
 
 def _positions(pieces):
