@@ -153,9 +153,9 @@ def test_ids_and_mask_match_transformers(case):
 
 
 def test_special_spellings_in_content_stay_text(case):
-    """Every special token of the encoding, spelled in every message (and in a tool), stays
-    text: the ids equal transformers' with sanitize_control_tokens=True wherever the spelling
-    is a whole piece of text, and the frame's specials are exactly those of clean content."""
+    """Every special token of the encoding, spelled at the end of every message, stays text:
+    the special ids are exactly the frame's (those of the clean conversation), and the ids
+    decode to transformers' rendered text."""
     name, enc, tok, template, _, source, _, convs, tools = case
     kwargs = {"date_string": "25 Nov 2026"} if name == "llama3.1" else {}
     spellings = " ".join(sorted(enc.special_tokens_set - {f"<|reserved_{i}|>" for i in range(300000)}))

@@ -14,8 +14,12 @@ Built-in templates, one module each, each matching its home renderer token for t
 - ``chatml`` (:mod:`bytepair.chat.chatml`): ``<|im_start|>``/``<|im_end|>`` (Qwen, cl100k_im);
 - ``mistral_v1``, ``mistral_v2``, ``mistral_v3`` (:mod:`bytepair.chat.mistral`): mistral-common.
 
-The built-in templates encode every piece of text on its own with ``encode_ordinary``, as
-their home renderers do: a message can never inject a special token by spelling one.
+And any Jinja chat template (:mod:`bytepair.chat.jinja`: :class:`ChatTemplate`,
+:func:`load_chat_template`), equal to transformers' ``apply_chat_template``.
+
+No template lets a message inject a special token by spelling one: the per-piece built-ins
+encode content with ``encode_ordinary``; chatml and Jinja split the rendered text only at the
+template's own special tokens. :func:`render_many` renders datasets on worker processes.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from array import array
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -66,7 +67,7 @@ def render_many(
     for part in parts:
         if isinstance(part, ChatError):
             raise part
-        out += part
+        out += _unpack(part)
     return out
 
 
@@ -78,9 +79,33 @@ def _set_job(job) -> None:
 def _forked_chunk(item):
     start, chunk = item
     try:
-        return _render_chunk(_job, start, chunk)
+        rendered = _render_chunk(_job, start, chunk)
     except ChatError as e:  # returned, not raised: the parent raises it with its message intact
         return e
+    # Sent back as flat buffers: pickling lists of Python ints costs more than rendering them.
+    lengths = array("q", [-1 if r is None else len(r[0]) for r in rendered])
+    ids = array("I", [i for r in rendered if r is not None for i in r[0]])
+    mask = bytes(m for r in rendered if r is not None for m in r[1])
+    return lengths.tobytes(), ids.tobytes(), mask
+
+
+def _unpack(part):
+    lengths, ids, mask = array("q"), array("I"), mask_bytes(part[2])
+    lengths.frombytes(part[0])
+    ids.frombytes(part[1])
+    ids = ids.tolist()
+    out, at = [], 0
+    for n in lengths:
+        if n < 0:
+            out.append(None)
+            continue
+        out.append((ids[at:at + n], mask[at:at + n]))
+        at += n
+    return out
+
+
+def mask_bytes(data: bytes) -> list[int]:
+    return list(data)
 
 
 def _render_chunk(job, start: int, chunk: Sequence[Any]):

@@ -94,14 +94,12 @@ class ChatTemplate:
                     tools: Any = None, documents: Any = None, **kwargs: Any) -> str:
         """The rendered string, as transformers' ``apply_chat_template(..., tokenize=False)``
         gives it (no marking: special spellings in messages are indistinguishable here)."""
-        return self._render(_prepare(messages), add_generation_prompt, tools, documents, kwargs, None)
+        return self._render(_prepare(messages), add_generation_prompt, tools, documents, kwargs)
 
-    def _render(self, messages, add_generation_prompt, tools, documents, kwargs, mark) -> str:
+    def _render(self, messages, add_generation_prompt, tools, documents, kwargs) -> str:
         import jinja2
 
-        if mark is not None:  # the caller's strings only: bos_token & co. are the template's own
-            messages, tools, documents = mark(messages), mark(tools), mark(documents)
-            kwargs = {k: mark(v) for k, v in kwargs.items()}
+        # kwargs after the special tokens: a caller's bos_token=... wins, as in transformers.
         context = {**self.special_tokens_map, **kwargs}
         try:
             return self._template.render(messages=messages, tools=tools, documents=documents,
@@ -115,9 +113,14 @@ class ChatTemplate:
                mask: bool = True, tools: Any = None, documents: Any = None,
                **kwargs: Any) -> tuple[list[int], list[int]]:
         """The ids of the rendered conversation and its training mask."""
-        messages = _prepare(messages)
         specials = _specials(encoding)
-        render = lambda msgs, gen: self._render(msgs, gen, tools, documents, kwargs, specials.mark)  # noqa: E731
+        # The caller's strings only (bos_token & co. are the template's own), marked once: the
+        # renders below (one per assistant message without {% generation %})
+        # share the marked inputs.
+        messages = specials.mark(_prepare(messages))
+        tools, documents = specials.mark(tools), specials.mark(documents)
+        kwargs = {k: specials.mark(v) for k, v in kwargs.items()}
+        render = lambda msgs, gen: self._render(msgs, gen, tools, documents, kwargs)  # noqa: E731
         text = render(messages, add_generation_prompt)
         pieces, spans, clean = specials.split(text)
         if not mask:
@@ -136,7 +139,7 @@ class ChatTemplate:
         for i, message in enumerate(messages):
             if message.get("role") != "assistant":
                 continue
-            _, _, prompt = specials.split(render(messages[:i], True))
+            prompt = specials.clean(render(messages[:i], True))
             if not clean.startswith(prompt):
                 raise ChatError(
                     f"message {i}: the template renders the conversation before this assistant "
@@ -198,6 +201,7 @@ class _Specials:
     def __init__(self, tokens):
         alternation = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)) or "(?!)"
         self._in_text = re.compile(f"{alternation}|[{_PRIVATE}]")
+        self._markers = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|[{_PRIVATE}]")
         self._split = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|([{_PRIVATE}])|({alternation})")
 
     def mark(self, value: Any) -> Any:
@@ -208,6 +212,10 @@ class _Specials:
         if isinstance(value, (list, tuple)):
             return [self.mark(v) for v in value]
         return value
+
+    def clean(self, text: str) -> str:
+        """The text ``split`` gives, without splitting: markers removed, wrapped spellings kept."""
+        return self._markers.sub(lambda m: m.group(1) or "", text)
 
     def split(self, text: str):
         """``(pieces, spans, clean)``: pieces as ``(text, is_special)`` with adjacent texts
