@@ -200,3 +200,23 @@ def test_template_errors_are_chat_errors(tmp_path):
         # The system line depends on whether the conversation ends here: no prefix to find.
         render_conversation(enc, [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}],
                             template="{{ messages | length }}{% for m in messages %}{{ m.content }}<|endoftext|>{% endfor %}")
+
+
+def test_hostile_templates_fail_cleanly():
+    enc = bytepair.get_encoding("cl100k_base")
+    msgs = [{"role": "user", "content": "x"}]
+    with pytest.raises(ChatError, match="recursion too deep"):
+        render_conversation(enc, msgs, template="{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}")
+    with pytest.raises(ChatError, match="the chat template failed"):
+        render_conversation(enc, msgs, template="{% for i in range(10**9) %}{% endfor %}")
+    with pytest.raises(ChatError, match="SecurityError"):
+        render_conversation(enc, msgs, template="{% set ns = namespace(_x=1) %}")
+
+
+def test_masks_that_split_a_sentencepiece_run_are_refused():
+    from support import mistral_model
+
+    enc = bytepair.load(mistral_model("tokenizer.model.v1"))
+    source = "{% for m in messages %}{{ m.role }}: {% generation %}{{ m.content }}{% endgeneration %}</s>{% endfor %}"
+    with pytest.raises(ChatError, match="SentencePiece-style"):
+        render_conversation(enc, [{"role": "assistant", "content": "hello"}], template=source)

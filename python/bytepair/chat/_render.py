@@ -127,9 +127,16 @@ def run_ids(encoding: Any, text: str, spans: list[tuple[int, int]]) -> tuple[lis
         return ids, [1] * len(ids)
     # Work in bytes: a rank model's tokens are exact byte strings of the text.
     byte_spans = [(len(text[:s].encode("utf-8")), len(text[:e].encode("utf-8"))) for s, e in spans]
+    pieces = encoding.decode_tokens_bytes(ids)
+    if sum(map(len, pieces)) != len(text.encode("utf-8")):
+        # A SentencePiece-style model's tokens carry a dummy-prefix U+2581 the text lacks: the
+        # token offsets are not the text's, and a mask from them would be a guess.
+        raise ChatError(f"encoding {encoding.name!r}: its tokens' bytes are not the text's "
+                        "(a SentencePiece-style model), so a mask that splits a text run cannot be "
+                        "placed; chatml and Jinja masks need a byte-level BPE encoding")
     mask = []
     pos, k = 0, 0
-    for piece in encoding.decode_tokens_bytes(ids):
+    for piece in pieces:
         end = pos + len(piece)
         while k < len(byte_spans) and byte_spans[k][1] <= pos:
             k += 1

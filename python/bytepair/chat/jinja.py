@@ -106,8 +106,10 @@ class ChatTemplate:
                                          add_generation_prompt=add_generation_prompt, **context)
         except jinja2.TemplateError as e:
             raise ChatError(f"the chat template failed: {type(e).__name__}: {e}") from None
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as e:
             raise ChatError(f"the chat template failed: {type(e).__name__}: {e}") from None
+        except RecursionError:  # a recursive macro in an untrusted template
+            raise ChatError("the chat template failed: recursion too deep") from None
 
     def encode(self, encoding: Any, messages: Any, *, add_generation_prompt: bool = False,
                mask: bool = True, tools: Any = None, documents: Any = None,
