@@ -220,3 +220,14 @@ def test_masks_that_split_a_sentencepiece_run_are_refused():
     source = "{% for m in messages %}{{ m.role }}: {% generation %}{{ m.content }}{% endgeneration %}</s>{% endfor %}"
     with pytest.raises(ChatError, match="SentencePiece-style"):
         render_conversation(enc, [{"role": "assistant", "content": "hello"}], template=source)
+
+
+def test_a_conversation_dict_passes_its_tools(corpus_documents):
+    enc = _encoding("cl100k_base", ["<|im_start|>", "<|im_end|>"])
+    qwen = ChatTemplate((TEMPLATES / "qwen2.5.jinja").read_text(encoding="utf-8"))
+    msgs = conversations(corpus_documents, 1, seed=5, tools=True)[0]
+    with_tools = render_conversation(enc, msgs, template=qwen, tools=[WEATHER_TOOL])
+    assert render_conversation(enc, {"messages": msgs, "tools": [WEATHER_TOOL]}, template=qwen) == with_tools
+    assert with_tools != render_conversation(enc, msgs, template=qwen)
+    with pytest.raises(ChatError, match="the llama3 template takes no options, got tools"):
+        render_conversation(bytepair.get_encoding("llama3"), {"messages": msgs, "tools": [WEATHER_TOOL]})

@@ -55,9 +55,15 @@ def template_for(encoding: Any) -> str:
     for name, t in _BUILTIN.items():
         if (t.fits(encoding) if t.fits else specials.issuperset(t.special_tokens)):
             return name
+    hints = {"o200k_base": " (gpt-oss's harmony format is o200k_harmony: o200k_base's ranks with "
+                           "its special tokens)",
+             "cl100k_base": " (template='chatml' with chatml.with_chatml_tokens(encoding), or "
+                            "`bytepair chat -e cl100k_base -t chatml`, adds tiktoken's ChatML ids)"}
     raise ChatError(
-        f"encoding {encoding.name!r} has the special tokens of no chat template; "
-        + "; ".join(f"{name} needs {', '.join(t.special_tokens)}" for name, t in _BUILTIN.items()))
+        f"encoding {encoding.name!r} has the special tokens of no chat template{hints.get(encoding.name, '')}; "
+        + "; ".join(f"{name} needs {', '.join(t.special_tokens)}" for name, t in _BUILTIN.items()
+                    if t.fits is None)
+        + "; mistral_v1/v2/v3 and Jinja templates are named with template=")
 
 
 def _template(encoding: Any, template: Any) -> Template | ChatTemplate:
@@ -75,6 +81,14 @@ def _template(encoding: Any, template: Any) -> Template | ChatTemplate:
     return _BUILTIN[template]
 
 
+def _with_tools(conversation: Any, options: dict) -> dict:
+    """A conversation given as ``{"messages": [...], "tools": [...]}`` (the shape of SFT datasets)
+    passes its tools to the template, unless the caller gave ``tools=`` itself."""
+    if isinstance(conversation, Mapping) and conversation.get("tools") and "tools" not in options:
+        return {**options, "tools": conversation["tools"]}
+    return options
+
+
 def render_conversation(
     encoding: Any,
     conversation: Sequence[Mapping[str, Any]] | Mapping[str, Any],
@@ -87,7 +101,9 @@ def render_conversation(
 
     ``template`` defaults to the one whose special tokens ``encoding`` has. ``max_tokens``
     truncates both lists (nanochat passes 2048). Other keyword arguments are the template's
-    options (harmony: ``auto_drop_analysis``).
+    options (harmony: ``auto_drop_analysis``; mistral: ``tools``; Jinja: ``tools``,
+    ``documents``, any template variable); a conversation given as a dict passes its
+    ``"tools"``.
 
     >>> import bytepair
     >>> enc = bytepair.get_encoding("llama3")  # doctest: +SKIP
@@ -97,6 +113,7 @@ def render_conversation(
     if max_tokens is not None and max_tokens < 0:
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
     t = _template(encoding, template)
+    options = _with_tools(conversation, options)
     if isinstance(t, ChatTemplate):
         ids, mask = t.encode(encoding, messages_of(conversation), **options)
     else:
@@ -123,6 +140,7 @@ def render_for_completion(
     ``render_conversation_for_completion`` with the next role ``assistant``.
     """
     t = _template(encoding, template)
+    options = _with_tools(conversation, options)
     if isinstance(t, ChatTemplate):
         return t.encode(encoding, messages_of(conversation), add_generation_prompt=True, mask=False,
                         **options)[0]

@@ -17,6 +17,8 @@ SPECIAL_TOKENS = ("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>
 
 
 def render(out: Render, messages: list, options: dict) -> None:
+    if options:
+        raise ChatError(f"the llama3 template takes no options, got {', '.join(sorted(options))}")
     out.special("<|begin_of_text|>", 0)
     for i, message in enumerate(messages):
         role = role_of(message)

@@ -29,6 +29,8 @@ NANOCHAT_SPECIAL_TOKENS = [
 
 
 def render(out: Render, messages: list, options: dict) -> None:
+    if options:
+        raise ChatError(f"the nanochat template takes no options, got {', '.join(sorted(options))}")
     if messages and role_of(messages[0]) == "system":
         if len(messages) < 2 or role_of(messages[1]) != "user":
             raise ChatError("message 0: a system message must be followed by a user message")

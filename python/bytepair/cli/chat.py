@@ -87,21 +87,9 @@ def _read(files) -> tuple[list[str], list]:
 
 
 def _render(render_many, enc, template, conversations, max_tokens, drop_long, workers):
-    """A conversation given as {"messages": [...], "tools": [...]} passes its tools to the
-    template; render_many takes one set of options, so such conversations go one group per
-    distinct tools list (datasets carry one or a few)."""
-    groups: dict[str, list[int]] = {}
-    for i, c in enumerate(conversations):
-        key = json.dumps(c.get("tools"), sort_keys=True) if isinstance(c, dict) and c.get("tools") else ""
-        groups.setdefault(key, []).append(i)
-    results: list = [None] * len(conversations)
-    for key, indices in groups.items():
-        options = {"tools": json.loads(key)} if key else {}
-        part = render_many(enc, [conversations[i] for i in indices], template=template,
-                           max_tokens=max_tokens, drop_long=drop_long, num_workers=workers, **options)
-        for i, r in zip(indices, part):
-            results[i] = r
-    return results
+    # A conversation given as {"messages": [...], "tools": [...]} passes its own tools.
+    return render_many(enc, conversations, template=template, max_tokens=max_tokens,
+                       drop_long=drop_long, num_workers=workers)
 
 
 def _locate(message: str, where: list[str]) -> str:
