@@ -8,8 +8,10 @@ special token stays text, and a frame token never merges with the text beside it
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from bytepair.errors import ChatError
@@ -128,18 +130,18 @@ def run_ids(encoding: Any, text: str, spans: list[tuple[int, int]]) -> tuple[lis
     # Work in bytes: a rank model's tokens are exact byte strings of the text.
     byte_spans = [(len(text[:s].encode("utf-8")), len(text[:e].encode("utf-8"))) for s, e in spans]
     pieces = encoding.decode_tokens_bytes(ids)
-    if sum(map(len, pieces)) != len(text.encode("utf-8")):
+    ends = list(accumulate(map(len, pieces)))  # ends[k]: the byte where token k ends
+    if (ends[-1] if ends else 0) != len(text.encode("utf-8")):
         # A SentencePiece-style model's tokens carry a dummy-prefix U+2581 the text lacks: the
         # token offsets are not the text's, and a mask from them would be a guess.
         raise ChatError(f"encoding {encoding.name!r}: its tokens' bytes are not the text's "
                         "(a SentencePiece-style model), so a mask that splits a text run cannot be "
                         "placed; chatml and Jinja masks need a byte-level BPE encoding")
-    mask = []
-    pos, k = 0, 0
-    for piece in pieces:
-        end = pos + len(piece)
-        while k < len(byte_spans) and byte_spans[k][1] <= pos:
-            k += 1
-        mask.append(int(k < len(byte_spans) and end > byte_spans[k][0] and pos < byte_spans[k][1]))
-        pos = end
+    mask = [0] * len(ids)
+    for b_start, b_end in byte_spans:
+        # Token k overlaps [b_start, b_end) when it ends after b_start and starts before b_end.
+        first = bisect_right(ends, b_start)
+        last = min(bisect_left(ends, b_end), len(ids) - 1)
+        if first <= last:
+            mask[first:last + 1] = [1] * (last + 1 - first)
     return ids, mask
