@@ -77,3 +77,90 @@ def test_count_price(run, tmp_path, reference):
     many = run("count", "--price", "2.5", str(a), str(b)).output.splitlines()
     assert many[-1].split()[:2] == [f"{sum(n):,}", f"${sum(n) * 2.5 / 1e6:,.6f}"]
     assert run("count", "--price", "-1", str(a)).exit_code == 2
+
+
+# ---------------------------------------------------------------- templates, datasets
+
+
+def _lines(convs) -> str:
+    return "".join(json.dumps(c) + "\n" for c in convs)
+
+
+HARMONY = [[{"role": "user", "content": "2+2?"},
+            {"role": "assistant", "channel": "final", "content": "4"}]] * 3
+
+
+def test_chat_picks_harmony_for_o200k_harmony_and_chatml_for_cl100k(run):
+    from bytepair.chat.chatml import with_chatml_tokens
+
+    result = run("chat", "-e", "o200k_harmony", input=_lines(HARMONY))
+    assert result.exit_code == 0, result.output
+    enc = bytepair.get_encoding("o200k_harmony")
+    assert json.loads(result.output.splitlines()[0]) == dict(zip(("ids", "mask"), render_conversation(enc, HARMONY[0])))
+    result = run("chat", "-e", "cl100k_base", "-t", "chatml", input=_lines(HARMONY))
+    im = with_chatml_tokens(bytepair.get_encoding("cl100k_base"))
+    assert json.loads(result.output.splitlines()[0])["ids"] == render_conversation(im, HARMONY[0], template="chatml")[0]
+
+
+def test_chat_reads_the_template_beside_a_tokenizer_json(run, tmp_path):
+    from bytepair.chat.chatml import with_chatml_tokens
+
+    im = with_chatml_tokens(bytepair.get_encoding("cl100k_base"))
+    im.save(tmp_path / "tokenizer.json", format="tokenizer.json")
+    source = "{% for m in messages %}<|im_start|>{{ m.role }}: {{ m.content }}<|im_end|>{% endfor %}"
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": source, "eos_token": "<|im_end|>"}))
+    result = run("chat", "--vocab", str(tmp_path / "tokenizer.json"), input=_lines(HARMONY[:1]))
+    assert result.exit_code == 0, result.output
+    enc = bytepair.load(tmp_path / "tokenizer.json")
+    assert json.loads(result.output) == dict(zip(("ids", "mask"), render_conversation(enc, HARMONY[0], template=source)))
+    (tmp_path / "t.jinja").write_text("{{ messages[0].content }}")
+    result = run("chat", "--vocab", str(tmp_path / "tokenizer.json"), "-t", str(tmp_path / "t.jinja"),
+                 input=_lines(HARMONY[:1]))
+    assert json.loads(result.output)["ids"] == enc.encode_ordinary("2+2?")
+
+
+def test_chat_drops_long_writes_files_and_runs_on_workers(run, tmp_path):
+    import numpy as np
+
+    from bytepair.chat import render_many
+
+    enc = bytepair.get_encoding("o200k_harmony")
+    convs = [[{"role": "user", "content": "word " * (i % 40)},
+              {"role": "assistant", "channel": "final", "content": "ok"}] for i in range(700)]
+    (tmp_path / "in.jsonl").write_text(_lines(convs))
+    want = [r for r in render_many(enc, convs, max_tokens=30, drop_long=True, num_workers=1) if r]
+    assert 0 < len(want) < len(convs)
+    out = tmp_path / "out.jsonl"
+    result = run("chat", "-e", "o200k_harmony", "--max-tokens", "30", "--drop-long", "-j", "2",
+                 "-o", str(out), str(tmp_path / "in.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert f"dropped {len(convs) - len(want)} of {len(convs)}" in result.output
+    assert [tuple(json.loads(line).values()) for line in out.read_text().splitlines()] == want
+    result = run("chat", "-e", "o200k_harmony", "--max-tokens", "30", "-o", str(tmp_path / "out.npz"),
+                 str(tmp_path / "in.jsonl"))
+    arrays = np.load(tmp_path / "out.npz")
+    truncated = render_many(enc, convs, max_tokens=30, num_workers=1)
+    assert arrays["offsets"].tolist()[-1] == sum(len(ids) for ids, _ in truncated)
+    k = 5
+    start, end = arrays["offsets"][k], arrays["offsets"][k + 1]
+    assert (arrays["ids"][start:end].tolist(), arrays["mask"][start:end].tolist()) == truncated[k]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-t", "no-such-template"], "neither a built-in template"),
+    (["--drop-long"], "--drop-long needs --max-tokens"),
+    (["-o", "x.csv"], "must end in .jsonl, .npz or .arrow"),
+])
+def test_chat_option_errors(run, args, message):
+    result = run("chat", "-e", "o200k_harmony", *args, input=_lines(HARMONY))
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_chat_error_in_a_worker_names_the_line(run, tmp_path):
+    convs = HARMONY * 300 + [[{"role": "robot", "content": "x"}]]
+    (tmp_path / "in.jsonl").write_text(_lines(convs))
+    result = run("chat", "-e", "o200k_harmony", "-j", "2", str(tmp_path / "in.jsonl"))
+    assert result.exit_code == 1
+    assert f"in.jsonl:{len(convs)}: message 0: unknown role 'robot'" in result.output
+    assert result.output.count("\n") == 1

@@ -1,0 +1,420 @@
+"""Any Jinja chat template (``tokenizer_config.json``'s ``chat_template``, ``chat_template.jinja``),
+rendered as transformers' ``apply_chat_template(..., tokenize=True)`` renders it, but with masks
+for every template and without letting message text inject special tokens.
+
+Rendering: jinja2's ``ImmutableSandboxedEnvironment`` (the engine and sandbox transformers
+uses, so templates behave identically: ``trim_blocks``, ``lstrip_blocks``, the ``loopcontrols``
+extension, and transformers' globals ``raise_exception``, ``strftime_now``, a restricted
+``dict`` and ``namespace``, its ``tojson`` filter, the ``{% generation %}`` tag), with the
+variables transformers passes: ``messages``, ``tools``, ``documents``,
+``add_generation_prompt``, the tokenizer's ``bos_token``/``eos_token``/... and any extra
+keyword. Messages are prepared as transformers prepares them (keys whose value is ``None``
+dropped; ``reasoning_content``/``thinking`` filled from each other and ``reasoning``).
+
+Tokenizing: the rendered string is split at special tokens and each text between two of them
+is encoded as one piece (what a ``tokenizers`` tokenizer does with its added tokens). Before
+rendering, every special-token spelling inside the caller's strings (messages, tools,
+documents, extra variables) is wrapped in private-use marker characters (U+E000 ... U+E001), so
+the split happens only at the specials the template itself writes; the markers are removed
+before encoding and the spelling is encoded as text. Text inside a marked message that the
+template cuts up (``content[:5]``) can leave a lone marker, which is dropped.
+
+Mask: with ``{% generation %}`` markers, the tokens overlapping the text rendered inside them
+(as transformers' ``return_assistant_tokens_mask``). Without them, each assistant message's
+part of the rendering is found by rendering the conversation up to it with
+``add_generation_prompt=True``: that prompt must be a prefix of the whole rendering (else a
+:class:`ChatError` says to add ``{% generation %}``), and the assistant's part runs from its
+end through the next end-of-turn token (the template's ``eos_token`` or a known end-of-turn
+token its text writes: ``<|im_end|>``, ``<|eot_id|>``, ``<end_of_turn>``, ``<|end|>``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from bytepair.chat._render import run_ids
+from bytepair.errors import ChatError
+
+# Private-use characters: a wrapped spelling from the caller's text is WRAP + spelling + UNWRAP;
+# GEN_START/GEN_END mark what a {% generation %} block rendered.
+WRAP, UNWRAP, GEN_START, GEN_END = "\ue000", "\ue001", "\ue002", "\ue003"
+_PRIVATE = WRAP + UNWRAP + GEN_START + GEN_END
+
+#: End-of-turn tokens of well-known formats: a template whose text writes one of them ends an
+#: assistant turn with it.
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "<|end|>", "<|endoftext|>",
+               "</s>", "<|return|>", "<|call|>", "<|END_OF_TURN_TOKEN|>", "<｜end▁of▁sentence｜>")
+
+_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+
+class ChatTemplate:
+    """A Jinja chat template and the tokenizer's named special tokens it may refer to
+    (``bos_token``, ``eos_token``, ...)."""
+
+    def __init__(self, source: str, **special_tokens: str):
+        if not isinstance(source, str):
+            raise ChatError(f"a chat template is a string, got {type(source).__name__}")
+        if any(c in source for c in _PRIVATE):
+            raise ChatError("the chat template contains the private-use characters U+E000-U+E003 "
+                            "that mark text from messages; bytepair cannot render it safely")
+        unknown = set(special_tokens) - set(_TOKEN_KEYS)
+        if unknown:
+            raise ChatError(f"unknown special token names {', '.join(sorted(unknown))}; known: {', '.join(_TOKEN_KEYS)}")
+        self.source = source
+        self.special_tokens_map = {k: v for k, v in special_tokens.items() if v is not None}
+        self.has_generation = re.search(r"\{%-?\s*generation\s*-?%\}", source) is not None
+        self._template = _compile(source)
+
+    def __reduce__(self):
+        # The compiled template cannot be pickled; a worker process compiles the source again.
+        return (_rebuild, (self.source, self.special_tokens_map))
+
+    def __repr__(self) -> str:
+        return f"<ChatTemplate {len(self.source)} chars{' with {% generation %}' if self.has_generation else ''}>"
+
+    def end_of_turn(self, encoding: Any) -> list[str]:
+        """The special tokens that end an assistant turn under this template."""
+        names = [t for t in END_OF_TURN if t in self.source]
+        eos = self.special_tokens_map.get("eos_token")
+        if eos and eos not in names:
+            names.append(eos)
+        return [t for t in names if t in encoding.special_tokens_set]
+
+    # rendering ---------------------------------------------------------------------------
+
+    def render_text(self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = False,
+                    tools: Any = None, documents: Any = None, **kwargs: Any) -> str:
+        """The rendered string, as transformers' ``apply_chat_template(..., tokenize=False)``
+        gives it (no marking: special spellings in messages are indistinguishable here)."""
+        return self._render(_prepare(messages), add_generation_prompt, tools, documents, kwargs)
+
+    def _render(self, messages, add_generation_prompt, tools, documents, kwargs) -> str:
+        import jinja2
+
+        # kwargs after the special tokens: a caller's bos_token=... wins, as in transformers.
+        context = {**self.special_tokens_map, **kwargs}
+        try:
+            return self._template.render(messages=messages, tools=tools, documents=documents,
+                                         add_generation_prompt=add_generation_prompt, **context)
+        except jinja2.TemplateError as e:
+            raise ChatError(f"the chat template failed: {type(e).__name__}: {e}") from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as e:
+            raise ChatError(f"the chat template failed: {type(e).__name__}: {e}") from None
+        except RecursionError:  # a recursive macro in an untrusted template
+            raise ChatError("the chat template failed: recursion too deep") from None
+
+    def encode(self, encoding: Any, messages: Any, *, add_generation_prompt: bool = False,
+               mask: bool = True, tools: Any = None, documents: Any = None,
+               **kwargs: Any) -> tuple[list[int], list[int]]:
+        """The ids of the rendered conversation and its training mask."""
+        specials = _specials(encoding)
+        # The caller's strings only (bos_token & co. are the template's own), marked once: the
+        # renders below (one per assistant message without {% generation %})
+        # share the marked inputs.
+        messages = specials.mark(_prepare(messages))
+        tools, documents = specials.mark(tools), specials.mark(documents)
+        kwargs = {k: specials.mark(v) for k, v in kwargs.items()}
+        render = lambda msgs, gen: self._render(msgs, gen, tools, documents, kwargs)  # noqa: E731
+        text = render(messages, add_generation_prompt)
+        pieces, spans, clean = specials.split(text)
+        if not mask:
+            spans = []
+        elif not self.has_generation:
+            spans = self._assistant_spans(encoding, messages, pieces, clean, render, specials)
+        return _encode(encoding, pieces, spans)
+
+    def _assistant_spans(self, encoding, messages, pieces, clean, render, specials):
+        """Each assistant message's span: from the end of the generation prompt that renders
+        the conversation before it, through the next end-of-turn token."""
+        ends = set(self.end_of_turn(encoding))
+        special_at = [(start, start + len(p)) for start, p, is_special in _positions(pieces)
+                      if is_special and p in ends]
+        spans = []
+        for i, message in enumerate(messages):
+            if message.get("role") != "assistant":
+                continue
+            prompt = specials.clean(render(messages[:i], True))
+            if not clean.startswith(prompt):
+                raise ChatError(
+                    f"message {i}: the template renders the conversation before this assistant "
+                    "message differently when it ends there, so where the message lands cannot be "
+                    "found; add {% generation %} ... {% endgeneration %} around the assistant's "
+                    "part of the template, or render with mask=False")
+            start = len(prompt)
+            end = next((e for s, e in special_at if s >= start), None)
+            if end is None and start == len(clean):
+                continue  # the template writes nothing for this message: nothing to train
+            if end is None:
+                raise ChatError(f"message {i}: no end-of-turn token ({', '.join(sorted(ends)) or 'none known'}) "
+                                "after this assistant message; add {% generation %} markers")
+            spans.append((start, end))
+        return spans
+
+
+def _rebuild(source, special_tokens_map):
+    return ChatTemplate(source, **special_tokens_map)
+
+
+def _positions(pieces):
+    at = 0
+    for p, is_special in pieces:
+        yield at, p, is_special
+        at += len(p)
+
+
+def _encode(encoding, pieces, spans) -> tuple[list[int], list[int]]:
+    ids: list[int] = []
+    mask: list[int] = []
+    special_ids = encoding._special_tokens
+    k = 0
+    for start, piece, is_special in _positions(pieces):
+        end = start + len(piece)
+        while k < len(spans) and spans[k][1] <= start:
+            k += 1
+        local = []
+        j = k
+        while j < len(spans) and spans[j][0] < end:
+            s, e = max(spans[j][0], start), min(spans[j][1], end)
+            if s < e:
+                local.append((s - start, e - start))
+            j += 1
+        if is_special:
+            ids.append(special_ids[piece])
+            mask.append(int(bool(local)))
+        else:
+            run, run_mask = run_ids(encoding, piece, local)
+            ids += run
+            mask += run_mask
+    return ids, mask
+
+
+class _Specials:
+    """The encoding's special tokens: marking them in the caller's strings, and splitting a
+    rendered string at the unmarked ones."""
+
+    def __init__(self, tokens):
+        alternation = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)) or "(?!)"
+        self._in_text = re.compile(f"{alternation}|[{_PRIVATE}]")
+        self._markers = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|[{_PRIVATE}]")
+        self._split = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|([{_PRIVATE}])|({alternation})")
+
+    def mark(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._in_text.sub(lambda m: WRAP + m.group(0) + UNWRAP, value)
+        if isinstance(value, Mapping):
+            return {k: self.mark(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.mark(v) for v in value]
+        return value
+
+    def clean(self, text: str) -> str:
+        """The text ``split`` gives, without splitting: markers removed, wrapped spellings kept."""
+        return self._markers.sub(lambda m: m.group(1) or "", text)
+
+    def split(self, text: str):
+        """``(pieces, spans, clean)``: pieces as ``(text, is_special)`` with adjacent texts
+        joined, the {% generation %} spans in the clean text, and the clean text."""
+        pieces: list[tuple[str, bool]] = []
+        buf: list[str] = []
+        spans: list[tuple[int, int]] = []
+        at, open_at, last = 0, None, 0
+        for m in self._split.finditer(text):
+            if m.start() > last:
+                buf.append(text[last:m.start()])
+                at += m.start() - last
+            last = m.end()
+            wrapped, lone, special = m.groups()
+            if wrapped is not None:
+                buf.append(wrapped)
+                at += len(wrapped)
+            elif special is not None:
+                if buf:
+                    pieces.append(("".join(buf), False))
+                    buf = []
+                pieces.append((special, True))
+                at += len(special)
+            elif lone == GEN_START:
+                open_at = at
+            elif lone == GEN_END and open_at is not None:
+                spans.append((open_at, at))
+                open_at = None
+            # any other lone marker: a wrapped spelling the template cut apart; dropped
+        if last < len(text):
+            buf.append(text[last:])
+        if buf:
+            pieces.append(("".join(buf), False))
+        return pieces, _merge(spans), "".join(p for p, _ in pieces)
+
+
+def _merge(spans):
+    out = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        elif e > s:
+            out.append((s, e))
+    return out
+
+
+def _specials(encoding) -> _Specials:
+    cache = encoding.__dict__.setdefault("_chat_specials", {})
+    if "v" not in cache:
+        cache["v"] = _Specials(encoding.special_tokens_set)
+    return cache["v"]
+
+
+def _prepare(messages: Any) -> list[dict]:
+    """transformers' preparation: plain dicts, ``None`` values dropped, reasoning aliased."""
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        raise ChatError(f"a conversation is a list of messages, not {type(messages).__name__}")
+    if not messages:
+        raise ChatError("the conversation has no messages")
+    out = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise ChatError(f"message {i}: expected a dict, got {type(message).__name__}")
+        message = {k: v for k, v in message.items() if v is not None}
+        reasoning = next((message[k] for k in ("reasoning_content", "thinking", "reasoning") if k in message), None)
+        if reasoning is not None:
+            message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        out.append(message)
+    return out
+
+
+# the environment -------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _compile(source: str):
+    try:
+        import jinja2  # noqa: F401
+    except ImportError:
+        raise ChatError("Jinja chat templates need jinja2 (pip install 'bytepair[chat]')") from None
+    import jinja2
+    from jinja2.ext import Extension
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class Generation(Extension):
+        """``{% generation %}...{% endgeneration %}``: the body's output, between markers that
+        the splitter turns into a trained span."""
+
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return jinja2.nodes.CallBlock(self.call_method("_mark"), [], [], body).set_lineno(lineno)
+
+        def _mark(self, caller):
+            return GEN_START + caller() + GEN_END
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        # transformers' filter: no HTML escaping (jinja's own would write \u003c for "<").
+        return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                          sort_keys=sort_keys)
+
+    def strftime_now(fmt):
+        return datetime.now().strftime(fmt)
+
+    class Dict:
+        """``dict(...)`` and ``dict.fromkeys`` only: no way to reach the type itself."""
+
+        def __call__(self, *args, **kwargs):
+            return dict(*args, **kwargs)
+
+        def fromkeys(self, *args, **kwargs):
+            return dict.fromkeys(*args, **kwargs)
+
+    class Namespace(jinja2.utils.Namespace):
+        """A namespace that refuses underscore names (no reaching CPython internals)."""
+
+        def __init__(*args, **kwargs):  # noqa: N805 - jinja's own signature trick, keeps namespace(self=...)
+            self, args = args[0], args[1:]
+            attrs = dict(*args, **kwargs)
+            for name in attrs:
+                Namespace._check(name)
+            jinja2.utils.Namespace.__init__(self, attrs)
+
+        def __setitem__(self, name, value):
+            Namespace._check(name)
+            jinja2.utils.Namespace.__setitem__(self, name, value)
+
+        @staticmethod
+        def _check(name):
+            if isinstance(name, str) and name.startswith("_"):
+                raise jinja2.exceptions.SecurityError(f"a namespace attribute cannot start with '_': {name!r}")
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[Generation, jinja2.ext.loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals.update(raise_exception=raise_exception, strftime_now=strftime_now,
+                       dict=Dict(), namespace=Namespace)
+    try:
+        return env.from_string(source)
+    except jinja2.TemplateSyntaxError as e:
+        raise ChatError(f"the chat template is not valid Jinja: {e.message} (line {e.lineno})") from None
+
+
+# loading ---------------------------------------------------------------------------------
+
+
+def load_chat_template(path: str | os.PathLike, name: str | None = None) -> ChatTemplate:
+    """The chat template of a Hugging Face tokenizer: ``path`` is its directory, its
+    ``tokenizer.json`` (the files beside it are read), its ``tokenizer_config.json``, or a
+    ``.jinja`` file. ``chat_template.jinja`` wins over ``tokenizer_config.json``'s
+    ``chat_template`` (as in transformers); named templates pick ``name`` (default
+    ``"default"``). The special tokens come from ``tokenizer_config.json``."""
+    path = Path(path)
+    if path.suffix == ".jinja":
+        return ChatTemplate(_read(path))
+    folder = path if path.is_dir() else path.parent
+    config_path = path if path.name == "tokenizer_config.json" else folder / "tokenizer_config.json"
+    config: dict = {}
+    if config_path.is_file():
+        try:
+            config = json.loads(_read(config_path))
+        except json.JSONDecodeError as e:
+            raise ChatError(f"{config_path}: not JSON ({e.msg} at line {e.lineno})") from None
+        if not isinstance(config, dict):
+            raise ChatError(f"{config_path}: expected a JSON object")
+    tokens = {}
+    for key in _TOKEN_KEYS:
+        value = config.get(key)
+        if isinstance(value, Mapping):  # AddedToken written out: {"content": ..., ...}
+            value = value.get("content")
+        if isinstance(value, str):
+            tokens[key] = value
+    jinja_file = folder / "chat_template.jinja"
+    if jinja_file.is_file():
+        return ChatTemplate(_read(jinja_file), **tokens)
+    source = config.get("chat_template")
+    if isinstance(source, list):  # named templates: [{"name": ..., "template": ...}]
+        named = {t.get("name"): t.get("template") for t in source if isinstance(t, Mapping)}
+        want = name or "default"
+        if want not in named:
+            raise ChatError(f"{config_path}: no chat template named {want!r}; it has {', '.join(map(str, named))}")
+        source = named[want]
+    if not isinstance(source, str):
+        raise ChatError(f"no chat template in {folder} (neither chat_template.jinja nor a "
+                        "chat_template in tokenizer_config.json)")
+    return ChatTemplate(source, **tokens)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ChatError(f"{path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ChatError(f"{path}: not UTF-8 (byte {e.start})") from None
