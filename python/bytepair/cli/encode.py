@@ -25,30 +25,6 @@ def _encode(enc, text: str, special: bool) -> list[int]:
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @encoding_options
 @_special_option
-@click.option("--price", type=click.FloatRange(min=0), default=None, metavar="USD",
-              help="Price per million tokens: print what the tokens cost beside each count. "
-                   "(Prices change and differ for input and output; bytepair ships none.)")
-def count(files, encoding_name, model, special, price):
-    """Count the tokens in FILES (or stdin)."""
-    enc = resolve_encoding(encoding_name, model)
-    inputs = read_inputs(files)
-
-    def cost(n: int) -> str:
-        return "" if price is None else f"  ${n * price / 1e6:,.6f}"
-
-    total = 0
-    for name, text in inputs:
-        n = enc.count(text, allowed_special="all") if special else enc.count(text, disallowed_special=())
-        total += n
-        click.echo(f"{n:>12,}{cost(n)}  {name}" if len(inputs) > 1 else f"{n}{cost(n)}")
-    if len(inputs) > 1:
-        click.echo(f"{total:>12,}{cost(total)}  total ({enc.name})")
-
-
-@main.command()
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
-@encoding_options
-@_special_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of space-separated ids.")
 def encode(files, encoding_name, model, special, as_json):
     """Print the token ids of FILES (or stdin)."""
