@@ -4,6 +4,7 @@ from bytepair.cli import chat  # noqa: F401  (registers chat)
 from bytepair.cli import count  # noqa: F401  (registers count)
 from bytepair.cli import encode  # noqa: F401  (registers encode, decode, list)
 from bytepair.cli import formats  # noqa: F401  (registers convert, inspect, verify)
+from bytepair.cli import show  # noqa: F401  (registers show, compare)
 from bytepair.cli import train  # noqa: F401  (registers train)
 from bytepair.cli.app import main
 

@@ -192,7 +192,25 @@ def load_vocab(path: str):
     try:
         return bytepair.load(path)
     except (ValueError, OSError) as e:
-        raise UserError(f"{path}: not a vocabulary bytepair can read ({_one_line(str(e))})") from None
+        message = _one_line(str(e))
+        raise UserError(message if message.startswith(path) else f"{path}: {message}") from None
+
+
+def check_writable(path: str) -> None:
+    """Fails now, before any work, if ``path`` cannot be written: its folder is missing or not
+    writable, or it is a directory (the writers write a temporary file beside it)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UserError(f"{path}: is a directory; give a file name to write")
+    if not os.path.isdir(folder):
+        raise UserError(f"{path}: cannot write: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"{path}: cannot write: the folder {folder} is not writable")
+
+
+def write_error(path: str, e: OSError) -> UserError:
+    """An OSError while writing ``path`` as one line naming ``path`` (not the temporary file)."""
+    return UserError(f"{path}: cannot write ({e.strerror or e}); nothing was written")
 
 
 def read_inputs(files: tuple[str, ...]) -> list[tuple[str, str]]:

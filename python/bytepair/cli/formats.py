@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from bytepair.cli.app import main
+from bytepair.cli.app import check_writable, main, write_error
 from bytepair.formats.detect import FORMATS
 
 _path = click.Path(exists=True, dir_okay=True)
@@ -76,12 +76,15 @@ def convert(src, dst, fmt, lossy, pattern, specials):
         options["pat_str"] = resolve_pattern(pattern)
     if specials:
         options["special_tokens"] = _specials(specials)
+    check_writable(dst)
     tok = _load(src, **options)
     try:
         fmt = fmt or format_for_path(dst)
         dropped = save(tok, dst, fmt, lossy=lossy)
     except LossyFormatError as e:
         raise click.ClickException(refusal(e, dst)) from None
+    except OSError as e:
+        raise write_error(dst, e) from None
     except (ValueError, TypeError) as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"{src} -> {dst} ({fmt})")
