@@ -67,9 +67,18 @@ class _Group(click.Group):
 
 
 def _command_path(args) -> str:
+    """``bytepair SUB [SUBSUB]`` from the arguments, for errors raised without a context."""
     args = sys.argv[1:] if args is None else list(args)
-    sub = next((a for a in args if not a.startswith("-")), None)
-    return f"bytepair {sub}" if sub and sub in main.commands else "bytepair"
+    path, cmd = ["bytepair"], main
+    for a in args:
+        if a.startswith("-"):
+            continue
+        if isinstance(cmd, click.Group) and a in cmd.commands:
+            path.append(a)
+            cmd = cmd.commands[a]
+        else:
+            break
+    return " ".join(path)
 
 
 def _one_line(message: str) -> str:
