@@ -109,3 +109,8 @@ class UnknownModelError(BytepairError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class MessagesError(BytepairError, ValueError):
+    """A chat request that OpenAI's published token-counting recipe does not cover (a model
+    family it does not name, content that is not text, a tool without descriptions)."""

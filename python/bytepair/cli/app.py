@@ -19,10 +19,9 @@ EXIT_INTERRUPTED = 130  # Ctrl-C
 EXIT_INTERNAL = 70  # a bug in bytepair (EX_SOFTWARE); BYTEPAIR_TRACEBACK=1 shows the traceback
 
 
-class UserError(click.ClickException):
-    """A mistake in the input or output (exit 1): one line on stderr, no usage text."""
-
-    exit_code = EXIT_FAILURE
+# A mistake in the input or output: click's ClickException already exits 1 (EXIT_FAILURE)
+# and has no usage text; the name says which kind of error is meant.
+UserError = click.ClickException
 
 
 class _Group(click.Group):

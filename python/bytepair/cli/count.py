@@ -187,7 +187,7 @@ def _truncate(enc, items, single, n: int, special: bool) -> None:
 
 
 def _count_messages(messages_file, paths, text, model, encoding_name, vocab, as_json) -> None:
-    from bytepair.count_messages import MessagesError, count_messages
+    from bytepair.messages import MessagesError, count_messages
 
     if paths or text is not None:
         raise click.UsageError("--messages counts one request file; give no PATH or --text with it")
