@@ -126,6 +126,8 @@ def count(paths, text, encoding_name, model, vocab, special, as_json, by, trunca
     if truncate is not None:
         return _truncate(enc, items, single, truncate, special)
     results = count_inputs(enc, items, special, progress)
+    if single and len(items) == 1 and isinstance(results[0], Skipped):
+        raise UserError(f"{results[0].name}: {results[0].reason}")
     skipped = report_skipped(results)
     counted = [r for r in results if not isinstance(r, Skipped)]
     total = sum(n for _, n in counted)
