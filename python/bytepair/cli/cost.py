@@ -135,7 +135,13 @@ def _as_json(prices, models, costs, results, skipped) -> dict:
 
 @main.group()
 def prices():
-    """The price list `bytepair cost` uses: where it is from, how old, and updating it."""
+    """The price list `bytepair cost` uses: where it is from, how old, and updating it.
+
+    \b
+    Examples:
+      bytepair prices info
+      bytepair prices update
+    """
 
 
 @prices.command()

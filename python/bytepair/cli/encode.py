@@ -86,7 +86,12 @@ def decode(ids, encoding_name, model, vocab):
 
 @main.command(name="list")
 def list_():
-    """List the encodings bytepair can load here (`bytepair list`)."""
+    """List the encodings bytepair can load here, without a network.
+
+    \b
+    Example:
+      bytepair list
+    """
     import bytepair
 
     for name in bytepair.list_encoding_names():

@@ -167,7 +167,7 @@ def compare(text, path, encodings, models, vocabs, max_diffs):
 
     \b
     Examples:
-      bytepair compare "antidisestablishmentarianism" -e gpt2 -e cl100k_base -e o200k_base
+      bytepair compare "antidisestablishmentarianism" -e cl100k_base -e o200k_base
       bytepair compare -f notes.txt -m gpt-4 -m gpt-4o
     """
     if (text is None) == (path is None):
