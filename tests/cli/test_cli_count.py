@@ -185,3 +185,11 @@ def test_price_per_million_is_exact():
 
     out = run("count", "--price", "2.5", "--text", text).stdout.split()
     assert out == [str(n), f"${(Decimal(n) * Decimal('2.5') / 10**6).quantize(Decimal('0.000001')):,}"]
+
+
+def test_a_directory_named_on_the_command_line_is_read_even_if_its_repository_ignores_it(repo):
+    (repo / "build" / ".gitignore").write_text("*.tmp\n")
+    (repo / "build" / "scratch.tmp").write_text("ignored by build/.gitignore\n")
+    (repo / "build" / "debug.log").write_text("the root's *.log gives way too\n")
+    out = json.loads(run("count", "--json", repo / "build").stdout)
+    assert sorted(os.path.basename(f["path"]) for f in out["files"]) == [".gitignore", "debug.log", "out.txt"]

@@ -4,7 +4,8 @@
 A directory is walked as git would list it: `.git` is never entered, and the patterns of every
 `.gitignore` and `.ignore` from the repository root down apply to the files below them (through
 pathspec, which implements git's wildmatch rules). A file named on the command line is always
-read, ignored or not, as `git add -f` or `rg FILE` would."""
+read, ignored or not, as `git add -f` or `rg FILE` would; so is a directory named on the command
+line that its repository ignores (the ignore files inside it still apply)."""
 
 from __future__ import annotations
 
@@ -120,6 +121,10 @@ def walk(root: str) -> list[Input]:
     """The files under ``root`` that git would not ignore, in a stable (sorted) order."""
     found: list[Input] = []
     base_specs = _ancestor_specs(root)
+    if base_specs and _ignored(os.path.abspath(root), True, base_specs):
+        # The user named a folder its repository ignores (say `corpus/`): they want it read, so
+        # the rules above it, which would drop all of it, give way; its own ignore files apply.
+        base_specs = []
     # (directory, specs in force there): depth-first, so each directory adds its own file.
     stack = [(root, base_specs)]
     while stack:
