@@ -155,3 +155,13 @@ def test_usd_formats_exact_digits():
     assert pricing.usd(Decimal("12")) == "$12.00"
     assert pricing.usd(Decimal("0")) == "$0.00"
     assert pricing.usd(Decimal("1E-7") * 3) == "$0.0000003"
+
+
+def test_an_encoding_or_vocabulary_named_for_every_model(vocab_dir):
+    text = "Counted with the tokenizer I name."
+    n = bytepair.get_encoding("cl100k_base").count(text)
+    for how in (["-e", "cl100k_base"], ["--vocab", vocab_dir / "cl100k_base.tiktoken"]):
+        r = run("cost", "--text", text, "-m", "gpt-4o", "-m", "claude-sonnet-4-5", "--json", *how)
+        models = json.loads(r.stdout)["models"]
+        assert [m["input_tokens"] for m in models] == [n, n]
+        assert not any(m["estimate"] for m in models) and "stand-in" not in r.stderr

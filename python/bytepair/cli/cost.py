@@ -7,7 +7,7 @@ import json
 
 import click
 
-from bytepair.cli.app import UserError, _get_encoding, main, warn
+from bytepair.cli.app import UserError, _get_encoding, load_vocab, main, warn
 from bytepair.cli.count import count_inputs, finish, progress_option, report_skipped, special_option
 from bytepair.cli.inputs import Skipped, gather
 
@@ -36,10 +36,16 @@ def _prices(path: str | None):
 @click.option("--prices", "prices_file", default=None, metavar="FILE",
               help="A price list in LiteLLM's model_prices_and_context_window.json schema "
                    "(default: `bytepair prices update`'s copy, else the bundled snapshot).")
+@click.option("-e", "--encoding", "encoding_name", default=None,
+              help="Count with this encoding for every model (say llama3 for a hosted Llama 3) "
+                   "instead of each model's own or the stand-in.")
+@click.option("--vocab", default=None, metavar="FILE",
+              help="Count with this vocabulary file for every model, as -e does.")
 @special_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (money as decimal strings).")
 @progress_option
-def cost(paths, text, models, output_tokens, cached_tokens, prices_file, special, as_json, progress):
+def cost(paths, text, models, output_tokens, cached_tokens, prices_file, encoding_name, vocab, special,
+         as_json, progress):
     """Price the tokens of files, directories, stdin or --text for one or more models: input
     tokens at the input price, --output-tokens at the output price, --cached-tokens at the
     cache-read price, and whether it all fits the model's context window.
@@ -52,6 +58,7 @@ def cost(paths, text, models, output_tokens, cached_tokens, prices_file, special
       bytepair cost prompt.txt -m gpt-4o --output-tokens 500
       bytepair cost . -m gpt-4o -m gpt-4.1-mini -m claude-sonnet-4-5
       git diff | bytepair cost -m gpt-4.1 --json
+      bytepair cost prompt.txt -m groq/llama-3.3-70b-versatile -e llama3
     """
     from bytepair import pricing
 
@@ -65,11 +72,19 @@ def cost(paths, text, models, output_tokens, cached_tokens, prices_file, special
         except pricing.UnknownModelError as e:
             raise click.BadParameter(str(e), param_hint="-m/--model") from None
         rows.append((model, price, name, estimate))
+    if encoding_name and vocab:
+        raise click.UsageError("give --encoding or --vocab, not both")
+    chosen = None
+    if encoding_name or vocab:
+        # The user names the tokenizer: exact for every model (no stand-in, no estimate).
+        chosen = _get_encoding(encoding_name) if encoding_name else load_vocab(vocab)
+        label = encoding_name or vocab
+        rows = [(model, price, label, False) for model, price, _, _ in rows]
     items, _ = gather(paths, text)
     counts: dict[str, int] = {}
     results = None
     for name in dict.fromkeys(r[2] for r in rows):
-        results = count_inputs(_get_encoding(name), items, special, progress)
+        results = count_inputs(chosen or _get_encoding(name), items, special, progress)
         counts[name] = sum(r[1] for r in results if not isinstance(r, Skipped))
     skipped = report_skipped(results)
     try:
