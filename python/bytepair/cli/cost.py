@@ -58,7 +58,7 @@ def cost(paths, text, models, output_tokens, cached_tokens, prices_file, encodin
       bytepair cost prompt.txt -m gpt-4o --output-tokens 500
       bytepair cost . -m gpt-4o -m gpt-4.1-mini -m claude-sonnet-4-5
       git diff | bytepair cost -m gpt-4.1 --json
-      bytepair cost prompt.txt -m groq/llama-3.3-70b-versatile -e llama3
+      bytepair cost prompt.txt -m cerebras/llama-3.3-70b -e llama3
     """
     from bytepair import pricing
 
