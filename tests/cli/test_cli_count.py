@@ -193,3 +193,22 @@ def test_a_directory_named_on_the_command_line_is_read_even_if_its_repository_ig
     (repo / "build" / "debug.log").write_text("the root's *.log gives way too\n")
     out = json.loads(run("count", "--json", repo / "build").stdout)
     assert sorted(os.path.basename(f["path"]) for f in out["files"]) == [".gitignore", "debug.log", "out.txt"]
+
+
+def test_a_folder_that_cannot_be_listed_is_named_and_skipped(tmp_path, monkeypatch):
+    (tmp_path / "ok.txt").write_text("fine")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path):
+        # chmod 0 would not stop root (the tests may run as root), so the refusal is simulated.
+        if os.path.basename(str(path)) == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    r = run("count", "--json", tmp_path)
+    assert r.exit_code == 3
+    [skipped] = json.loads(r.stdout)["skipped"]
+    assert skipped == {"path": str(locked), "reason": "cannot list folder (Permission denied)"}

@@ -10,7 +10,6 @@ from click.testing import CliRunner
 
 import bytepair
 from bytepair.cli import main
-from bytepair.cli.show import SEPARATOR
 
 TEXTS = [
     "Hello, world!  Two spaces\tand a tab\nnext line",

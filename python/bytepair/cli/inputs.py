@@ -28,6 +28,7 @@ class Input:
     path: str | None = None  # None for stdin and --text
     text: str | None = None
     walked: bool = False  # found in a directory, not named on the command line
+    error: str | None = None  # why a folder met in the walk could not be listed
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,9 @@ def walk(root: str) -> list[Input]:
             specs = specs + [(os.path.abspath(directory), own)]
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as e:
-            found.append(Input(os.path.normpath(directory), path=directory))  # skipped when read
+        except OSError as e:  # reported as skipped, with the others, when the inputs are read
+            found.append(Input(os.path.normpath(directory), path=directory,
+                               error=f"cannot list folder ({e.strerror or e})"))
             continue
         subdirs = []
         for entry in entries:
@@ -161,6 +163,8 @@ def read_text(item: Input) -> str | Skipped:
     """The text of ``item``, or why it is skipped (unreadable, binary, not UTF-8)."""
     if item.text is not None:
         return item.text
+    if item.error is not None:
+        return Skipped(item.name, item.error)
     try:
         if item.path is None:
             data = sys.stdin.buffer.read()
