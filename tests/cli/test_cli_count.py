@@ -119,6 +119,9 @@ def test_a_model_without_a_bytepair_tokenizer_is_counted_with_a_named_stand_in()
     assert r.exit_code == 0
     assert r.stdout.strip() == str(O200K.count("hello world"))
     assert "o200k_base as a stand-in" in r.stderr and "estimate" in r.stderr
+    out = json.loads(run("count", "-m", "claude-sonnet-4-5", "--text", "hello world", "--json").stdout)
+    assert out["estimate"] is True and out["encoding"] == "o200k_base"
+    assert "estimate" not in json.loads(run("count", "-m", "gpt-4o", "--text", "hi", "--json").stdout)
 
 
 def test_not_utf8_and_unreadable_are_named_and_skipped(tmp_path):

@@ -147,6 +147,19 @@ def resolve_encoding(encoding_name: str | None, model: str | None):
     return _get_encoding(encoding_name or "o200k_base")
 
 
+def is_stand_in(model: str | None) -> bool:
+    """Whether ``-m model`` is counted with the stand-in encoding (the registry lacks it)."""
+    if not model:
+        return False
+    from bytepair import registry
+
+    try:
+        registry.encoding_name_for_model(model)
+        return False
+    except KeyError:
+        return True
+
+
 def _prices_or_none():
     """The price list, to recognise models that only it knows; None if it cannot be read (then
     those models are unknown, which the error says)."""

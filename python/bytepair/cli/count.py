@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import click
 
-from bytepair.cli.app import (EXIT_FAILURE, EXIT_PARTIAL, UserError, main, resolve_tokenizer,
-                              tokenizer_options, warn)
+from bytepair.cli.app import (EXIT_FAILURE, EXIT_PARTIAL, UserError, is_stand_in, main,
+                              resolve_tokenizer, tokenizer_options, warn)
 from bytepair.cli.inputs import Input, Skipped, gather, read_text
 
 special_option = click.option(
@@ -140,6 +140,8 @@ def count(paths, text, encoding_name, model, vocab, special, as_json, by, trunca
         out = {"encoding": enc.name, "total": total,
                "files": [{"path": name, "tokens": n} for name, n in counted],
                "skipped": [{"path": s.name, "reason": s.reason} for s in skipped]}
+        if is_stand_in(model):
+            out.update(model=model, estimate=True)  # counted with a stand-in encoding
         if by == "ext":
             out["by_ext"] = {ext: {"files": f, "tokens": t} for ext, f, t in _group(counted)}
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
