@@ -45,6 +45,7 @@ __all__ = [
     "PatternError",
     "StreamDecoder",
     "TrainingError",
+    "count_messages",
     "UnknownTokenError",
     "VocabError",
     "VocabularyNotFoundError",
@@ -63,6 +64,7 @@ __all__ = [
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from bytepair.formats import load
+    from bytepair.messages import count_messages
     from bytepair.formats.tiktoken import load_tiktoken_bpe
     from bytepair.stream import StreamDecoder
 del TYPE_CHECKING
@@ -70,13 +72,14 @@ del TYPE_CHECKING
 # Public names loaded on first use: name -> (module, attribute).
 _LAZY = {
     "load": ("bytepair.formats", "load"),
+    "count_messages": ("bytepair.messages", "count_messages"),
     "load_tiktoken_bpe": ("bytepair.formats.tiktoken", "load_tiktoken_bpe"),
     "StreamDecoder": ("bytepair.stream", "StreamDecoder"),
 }
 
 # Submodules reachable as attributes (`bytepair.formats.detect(...)`) after `import bytepair`.
-_SUBMODULES = frozenset({"chat", "cli", "encoding", "errors", "fetch", "formats", "models",
-                         "registry", "stream", "tiktoken", "train_reference"})
+_SUBMODULES = frozenset({"chat", "cli", "encoding", "errors", "fetch", "formats", "messages", "models",
+                         "pricing", "registry", "stream", "tiktoken", "train_reference"})
 
 
 def install_as_tiktoken() -> None:

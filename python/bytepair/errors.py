@@ -96,3 +96,21 @@ class LossyFormatError(BytepairError, ValueError):
 
 class ChatError(BytepairError, ValueError):
     """A conversation the chat template cannot render; the message names the message and field."""
+
+
+class PricesError(BytepairError, ValueError):
+    """A price list (LiteLLM's ``model_prices_and_context_window.json`` schema) cannot be read or
+    used: malformed, a field of the wrong type, or a price the computation needs is missing."""
+
+
+class UnknownModelError(BytepairError, KeyError):
+    """A model name neither the encoding registry nor the price list knows; the message names
+    the closest known names."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class MessagesError(BytepairError, ValueError):
+    """A chat request that OpenAI's published token-counting recipe does not cover (a model
+    family it does not name, content that is not text, a tool without descriptions)."""

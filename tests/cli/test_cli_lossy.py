@@ -21,7 +21,7 @@ def _one_line_error(r) -> str:
     assert r.exit_code == 1, r.output
     assert isinstance(r.exception, SystemExit), r.exception  # no traceback
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), r.stderr
+    assert len(lines) == 1 and lines[0].startswith(("bytepair convert: ", "bytepair train: ")), r.stderr
     return lines[0]
 
 

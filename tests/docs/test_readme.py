@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -41,7 +42,10 @@ def test_command_example(line):
     # Run through the installed console script's module, from the repo root (README paths).
     bin_dir = Path(sys.executable).parent
     env_line = line.replace("bytepair ", f"{shlex.quote(sys.executable)} -m bytepair ")
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    if "PYTHONPATH" in os.environ:  # the tree under test, when it is not the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     proc = subprocess.run(env_line, shell=True, cwd=README.parent, capture_output=True, text=True,
-                          env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+                          env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip(), f"{line!r} printed nothing"

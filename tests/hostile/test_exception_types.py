@@ -75,7 +75,7 @@ def test_deeply_nested_json_is_format_error(tmp_path, name):
         bytepair.load(path)
     result = CliRunner().invoke(main, ["inspect", str(path)])
     assert result.exit_code == 1 and result.exception is None or isinstance(result.exception, SystemExit)
-    assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("bytepair inspect: ") and result.output.count("\n") == 1, result.output
 
 
 def test_deeply_nested_jsonl_in_chat_and_train(tmp_path):

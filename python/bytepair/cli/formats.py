@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from bytepair.cli.app import main
+from bytepair.cli.app import check_writable, main, write_error
 from bytepair.formats.detect import FORMATS
 
 _path = click.Path(exists=True, dir_okay=True)
@@ -66,7 +66,14 @@ def convert(src, dst, fmt, lossy, pattern, specials):
 
     A format that cannot carry everything SRC's tokenizer needs to encode as it does (a
     .tiktoken file has no split pattern or special tokens; QTKR and LEAP no pattern) is refused
-    unless --lossy is given."""
+    unless --lossy is given.
+
+    \b
+    Examples:
+      bytepair convert python/bytepair/data/cl100k_base.bpe2 cl100k.json
+      bytepair convert tokenizer.model tok.bpe2
+      bytepair convert my.tiktoken my.bpe2 --pattern cl100k --special '<|endoftext|>=100257'
+    """
     from bytepair.errors import LossyFormatError
     from bytepair.formats import format_for_path, save
     from bytepair.train import resolve_pattern
@@ -76,12 +83,15 @@ def convert(src, dst, fmt, lossy, pattern, specials):
         options["pat_str"] = resolve_pattern(pattern)
     if specials:
         options["special_tokens"] = _specials(specials)
+    check_writable(dst)
     tok = _load(src, **options)
     try:
         fmt = fmt or format_for_path(dst)
         dropped = save(tok, dst, fmt, lossy=lossy)
     except LossyFormatError as e:
         raise click.ClickException(refusal(e, dst)) from None
+    except OSError as e:
+        raise write_error(dst, e) from None
     except (ValueError, TypeError) as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"{src} -> {dst} ({fmt})")
@@ -159,7 +169,13 @@ def _has(tok, i: int) -> bool:
 @click.argument("file", type=_path)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def inspect(file, as_json):
-    """Show a vocabulary file's format, size, special tokens, longest token and hashes."""
+    """Show a vocabulary file's format, size, special tokens, longest token and hashes.
+
+    \b
+    Examples:
+      bytepair inspect python/bytepair/data/o200k_base.bpe2
+      bytepair inspect tokenizer.json --json
+    """
     info = describe(file)
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=False))
@@ -178,7 +194,12 @@ def inspect(file, as_json):
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
 def verify(table, source):
     """Check that the BPE2/BPZ2 TABLE was made from the .tiktoken SOURCE: its embedded SHA-256
-    and every token. Exits 1 on any difference."""
+    and every token. Exits 1 on any difference.
+
+    \b
+    Example:
+      bytepair verify python/bytepair/data/cl100k_base.bpe2 cl100k_base.tiktoken
+    """
     from bytepair.formats import bpe2
 
     from bytepair.formats.limits import read_vocab_file

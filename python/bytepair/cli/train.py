@@ -4,6 +4,7 @@ names another format; BPE2 keeps the ranks, the split pattern and the special to
 from __future__ import annotations
 
 import logging
+import os
 
 import click
 
@@ -47,10 +48,12 @@ def train(files, vocab_size, pattern, specials, text_field, min_frequency, threa
           --special '<|bos|>' -o tok.bpe2
     """
     import bytepair
+    from bytepair.cli.app import check_writable, write_error
     from bytepair.cli.formats import refusal
     from bytepair.errors import LossyFormatError
     from bytepair.formats import format_for_path, would_drop
 
+    check_writable(output)  # before training, which can take hours
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     try:
@@ -75,7 +78,11 @@ def train(files, vocab_size, pattern, specials, text_field, min_frequency, threa
         dropped = enc.save(output, fmt, lossy=lossy)
     except LossyFormatError as e:
         raise click.ClickException(refusal(e, output)) from None
-    except (ValueError, OSError) as e:
+    except OSError as e:
+        if e.filename and os.path.basename(str(e.filename)).startswith(f".{os.path.basename(output)}."):
+            raise write_error(output, e) from None  # the writer's temporary file beside OUTPUT
+        raise click.ClickException(str(e)) from None
+    except ValueError as e:
         raise click.ClickException(str(e)) from None
     n_ranks = len(enc.model.mergeable_ranks)
     click.echo(f"wrote {n_ranks} tokens to {output}")
