@@ -247,8 +247,9 @@ mod tests {
     /// whole characters, runs of them, and byte strings that cut characters anywhere (a lone
     /// lead byte after a character, a character's tail before the next one's head), at random
     /// ranks: so some characters are sealed, some are not, and some tables are no merge order.
-    /// Pieces of 5 to 128 bytes of those characters (the linked and wide scans, which start
-    /// from the sealed characters) against the definition.
+    /// Pieces of 5 to 255 bytes of those characters (the linked and wide scans, which start
+    /// from the sealed characters, and past 128 bytes `merge_wide_chars` or the walk) against
+    /// the definition.
     #[test]
     fn sealed_characters_on_random_tables() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -294,11 +295,11 @@ mod tests {
             let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
             let table = v.chars().unwrap();
             for _ in 0..30 {
-                let n = [5, 9, 16, 17, 40, 128][rng.below(6) as usize];
+                let n = [5, 9, 16, 17, 40, 128, 129, 200, 255][rng.below(9) as usize];
                 let mut s = text(&mut rng, n);
-                // Up to 128 bytes, cut at a byte (a piece may end or start inside a character
-                // when it is raw bytes, not text).
-                s.truncate(n.min(128));
+                // Cut at a byte (a piece may end or start inside a character when it is raw
+                // bytes, not text).
+                s.truncate(n);
                 if rng.below(4) == 0 {
                     s.remove(0);
                 }

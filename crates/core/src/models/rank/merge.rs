@@ -43,6 +43,8 @@ pub fn encode_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
         merge_small::<S, false, false>(vocab, piece, out);
+    } else if mostly_chars(piece) {
+        merge_wide_chars::<S, false>(vocab, piece, out);
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
@@ -63,9 +65,20 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
         merge_short_miss::<S, false>(vocab, piece, out)
+    } else if mostly_chars(piece) {
+        merge_wide_chars::<S, true>(vocab, piece, out)
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
+}
+
+/// Whether a piece of more than [`SMALL`] bytes goes to [`merge_wide_chars`]: at most
+/// [`WIDE_CHARS`] bytes, and at least a quarter of them lead bytes of multi-byte characters
+/// (CJK text is a third, Cyrillic a half), so that sealed characters can cut the parts to
+/// well under the byte count. Other long pieces (runs of one letter, base64) keep the walk.
+#[inline]
+fn mostly_chars(piece: &[u8]) -> bool {
+    piece.len() <= WIDE_CHARS && 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= piece.len()
 }
 
 /// [`merge_miss`] for pieces that do not repeat (the piece cache's bypass mode: random
@@ -180,16 +193,35 @@ fn merge_small<S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, p
 /// pieces are rare, and the encoder's loop stays smaller.
 #[inline(never)]
 fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    merge_wide_in::<S, MISS, { SMALL + 1 }, { SMALL + 16 }, { SMALL / 8 }>(vocab, piece, out)
+}
+
+/// Pieces of 129..=[`WIDE_CHARS`] bytes that hold multi-byte characters: [`merge_wide`] in
+/// arrays twice the size. Sealed characters (models/rank/chars.rs) leave a CJK piece of 255
+/// bytes about 85 parts, and the scan over block minimums stays cheaper than the backtracking
+/// walk, whose table (built on first use) is not needed for such text at all.
+#[inline(never)]
+pub(crate) fn merge_wide_chars<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    merge_wide_in::<S, MISS, { WIDE_CHARS + 1 }, { WIDE_CHARS + 1 + 16 }, { (WIDE_CHARS + 1) / 8 }>(vocab, piece, out)
+}
+
+/// Longest piece [`merge_wide_chars`] takes: the links are bytes.
+pub const WIDE_CHARS: usize = 255;
+
+/// The wide scan in arrays of `CAP` parts (at least the piece's length plus one), a copy of
+/// the piece in `BUF` = `CAP + 15` or more bytes, and `BLOCKS` = `CAP / 8` block minimums.
+#[inline(always)]
+fn merge_wide_in<S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, const BLOCKS: usize>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let n = piece.len();
-    debug_assert!((2..=SMALL).contains(&n));
+    debug_assert!(n >= 2 && n < CAP && BUF >= n + 16 && BLOCKS * 8 >= n);
     // The piece followed by 16 readable bytes: every pair of up to 15 bytes is keyed from one
     // or two loads (`Vocab::rank_in`).
-    let mut buf = [0u8; SMALL + 16];
+    let mut buf = [0u8; BUF];
     buf[..n].copy_from_slice(piece);
-    let mut tok = [0u32; SMALL + 1];
-    let mut next = [0u8; SMALL + 1];
-    let mut prev = [0u8; SMALL + 1];
-    let mut key = [u64::MAX; SMALL];
+    let mut tok = [0u32; CAP];
+    let mut next = [0u8; CAP];
+    let mut prev = [0u8; CAP];
+    let mut key = [u64::MAX; CAP];
     let w = (n + 7) & !7;
     let max = vocab.max_token_len();
     let rank = |s: usize, e: usize| -> u32 {
@@ -216,7 +248,7 @@ fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut 
     // block minimums and recomputes the (at most three) blocks it changed, instead of
     // reading every key: runs such as a line of 70 `*` take about 70 rounds.
     let blocked = w > 32;
-    let mut block = [u64::MAX; SMALL / 8];
+    let mut block = [u64::MAX; BLOCKS];
     if blocked {
         for (b, m) in block[..w / 8].iter_mut().enumerate() {
             *m = lowest(&key[8 * b..8 * b + 8]);
