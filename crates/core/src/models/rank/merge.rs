@@ -234,7 +234,7 @@ fn merge_wide_in<S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, 
     // The first parts: single bytes, except two- and three-byte characters that are sealed
     // where they stand (models/rank/chars.rs: the merge from them gives the same tokens), which
     // start whole. On CJK text that is about a third of the rounds.
-    let chars = if piece.iter().any(|&b| b >= 0xc0) { vocab.chars() } else { None };
+    let chars = if 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= n { vocab.chars() } else { None };
     let mut parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev);
     let mut p = 0;
     while p < n {
@@ -318,14 +318,16 @@ fn first_parts(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u3
     parts
 }
 
-/// Whether the padded piece holds a byte of 0xc0 or more (a lead byte of a multi-byte
-/// character): three word operations, no loop.
+/// Whether at least a quarter of the padded piece's `n` bytes are 0xc0 or more (lead bytes of
+/// multi-byte characters): three word operations and a popcount, no loop. Below that (a Latin
+/// word with an accent or two) few characters have a multi-byte neighbour, which sealing
+/// needs, and the plain start costs less.
 #[inline(always)]
-fn has_lead(buf: &[u8; LINKED + 8]) -> bool {
+fn mostly_leads(buf: &[u8; LINKED + 8], n: usize) -> bool {
     let w = |k: usize| u64::from_le_bytes(buf[8 * k..8 * k + 8].try_into().unwrap());
     // A byte is 0xc0 or more when its top two bits are set: bit 7 and (bit 6 shifted up).
-    let both = |x: u64| x & (x << 1);
-    (both(w(0)) | both(w(1)) | both(w(2))) & 0x8080_8080_8080_8080 != 0
+    let leads = |x: u64| (x & (x << 1) & 0x8080_8080_8080_8080).count_ones() as usize;
+    4 * (leads(w(0)) + leads(w(1)) + leads(w(2))) >= n
 }
 
 /// The rank of the first `n` (1..=7) bytes of `word`, or [`NONE`]; `WINDOWED`: with no branch
@@ -418,7 +420,7 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
     }
     let mut parts = n;
     // Sealed characters start whole (models/rank/chars.rs); pieces with no lead byte skip it.
-    let chars = if n > 4 && has_lead(buf) { vocab.chars() } else { None };
+    let chars = if n > 4 && mostly_leads(buf, n) { vocab.chars() } else { None };
     if chars.is_some() {
         parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev);
         let mut p = 0;
