@@ -43,6 +43,9 @@ pub struct Vocab {
     max_token_len: usize,
     /// The long-piece engine, built on first use (models/rank/backtrack.rs).
     backtrack: crate::models::rank::backtrack::LazyBacktrack,
+    /// Which two- and three-byte characters the merge may start from whole, built on first
+    /// use (models/rank/chars.rs).
+    chars: crate::models::rank::chars::LazyChars,
     /// A number no other table in this process has had: what a thread's kept piece cache
     /// (models/rank/cache.rs) is tied to. An address could be reused by a later table.
     serial: Serial,
@@ -174,6 +177,7 @@ impl Vocab {
             n_mergeable,
             max_token_len,
             backtrack: Default::default(),
+            chars: Default::default(),
             serial: Serial::new(),
         };
         vocab.special_ids.sort_unstable();
@@ -207,6 +211,7 @@ impl Vocab {
             n_mergeable,
             max_token_len,
             backtrack: Default::default(),
+            chars: Default::default(),
             serial: Serial::new(),
         };
         vocab.special_ids.sort_unstable();
@@ -374,6 +379,10 @@ impl Vocab {
     /// The long-piece engine, built on the first call.
     pub(crate) fn backtrack(&self) -> Option<&crate::models::rank::backtrack::Backtrack> {
         self.backtrack.get(self)
+    }
+    /// The sealed-character table, built on the first call.
+    pub(crate) fn chars(&self) -> Option<&crate::models::rank::chars::Chars> {
+        self.chars.get(self)
     }
     pub(crate) fn blob(&self) -> &[u8] {
         self.table.blob()

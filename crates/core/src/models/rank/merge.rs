@@ -18,6 +18,7 @@
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
 use crate::models::Sink;
+use super::chars::Chars;
 use crate::vocab::Vocab;
 
 /// Pieces up to this many bytes take the quadratic scan.
@@ -42,6 +43,8 @@ pub fn encode_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
         merge_small::<S, false, false>(vocab, piece, out);
+    } else if mostly_chars(piece) {
+        merge_wide_chars::<S, false>(vocab, piece, out);
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
@@ -62,9 +65,20 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
         merge_short_miss::<S, false>(vocab, piece, out)
+    } else if mostly_chars(piece) {
+        merge_wide_chars::<S, true>(vocab, piece, out)
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
+}
+
+/// Whether a piece of more than [`SMALL`] bytes goes to [`merge_wide_chars`]: at most
+/// [`WIDE_CHARS`] bytes, and at least a quarter of them lead bytes of multi-byte characters
+/// (CJK text is a third, Cyrillic a half), so that sealed characters can cut the parts to
+/// well under the byte count. Other long pieces (runs of one letter, base64) keep the walk.
+#[inline]
+fn mostly_chars(piece: &[u8]) -> bool {
+    piece.len() <= WIDE_CHARS && 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= piece.len()
 }
 
 /// [`merge_miss`] for pieces that do not repeat (the piece cache's bypass mode: random
@@ -179,16 +193,35 @@ fn merge_small<S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, p
 /// pieces are rare, and the encoder's loop stays smaller.
 #[inline(never)]
 fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    merge_wide_in::<S, MISS, { SMALL + 1 }, { SMALL + 16 }, { SMALL / 8 }>(vocab, piece, out)
+}
+
+/// Pieces of 129..=[`WIDE_CHARS`] bytes that hold multi-byte characters: [`merge_wide`] in
+/// arrays twice the size. Sealed characters (models/rank/chars.rs) leave a CJK piece of 255
+/// bytes about 85 parts, and the scan over block minimums stays cheaper than the backtracking
+/// walk, whose table (built on first use) is not needed for such text at all.
+#[inline(never)]
+pub(crate) fn merge_wide_chars<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    merge_wide_in::<S, MISS, { WIDE_CHARS + 1 }, { WIDE_CHARS + 1 + 16 }, { (WIDE_CHARS + 1) / 8 }>(vocab, piece, out)
+}
+
+/// Longest piece [`merge_wide_chars`] takes: the links are bytes.
+pub const WIDE_CHARS: usize = 255;
+
+/// The wide scan in arrays of `CAP` parts (at least the piece's length plus one), a copy of
+/// the piece in `BUF` = `CAP + 15` or more bytes, and `BLOCKS` = `CAP / 8` block minimums.
+#[inline(always)]
+fn merge_wide_in<S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, const BLOCKS: usize>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let n = piece.len();
-    debug_assert!((2..=SMALL).contains(&n));
+    debug_assert!(n >= 2 && n < CAP && BUF >= n + 16 && BLOCKS * 8 >= n);
     // The piece followed by 16 readable bytes: every pair of up to 15 bytes is keyed from one
     // or two loads (`Vocab::rank_in`).
-    let mut buf = [0u8; SMALL + 16];
+    let mut buf = [0u8; BUF];
     buf[..n].copy_from_slice(piece);
-    let mut tok = [0u32; SMALL + 1];
-    let mut next = [0u8; SMALL + 1];
-    let mut prev = [0u8; SMALL + 1];
-    let mut key = [u64::MAX; SMALL];
+    let mut tok = [0u32; CAP];
+    let mut next = [0u8; CAP];
+    let mut prev = [0u8; CAP];
+    let mut key = [u64::MAX; CAP];
     let w = (n + 7) & !7;
     let max = vocab.max_token_len();
     let rank = |s: usize, e: usize| -> u32 {
@@ -198,25 +231,29 @@ fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut 
             vocab.rank_in(&buf, s, e).unwrap_or(NONE)
         }
     };
-    for i in 0..n {
-        tok[i] = vocab.byte_rank(piece[i]);
-        next[i] = i as u8 + 1;
-        prev[i] = (i as u8).wrapping_sub(1);
-    }
-    for (i, k) in key[..n - 1].iter_mut().enumerate() {
-        *k = at(rank(i, i + 2), i);
+    // The first parts: single bytes, except two- and three-byte characters that are sealed
+    // where they stand (models/rank/chars.rs: the merge from them gives the same tokens), which
+    // start whole. On CJK text that is about a third of the rounds.
+    let chars = if 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= n { vocab.chars() } else { None };
+    let mut parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev);
+    let mut p = 0;
+    while p < n {
+        let q = next[p] as usize;
+        if q < n {
+            key[p] = at(rank(p, next[q] as usize), p);
+        }
+        p = q;
     }
     // Over 32 bytes, the minimum of each block of 8 keys is kept too, so a round reads the
     // block minimums and recomputes the (at most three) blocks it changed, instead of
     // reading every key: runs such as a line of 70 `*` take about 70 rounds.
     let blocked = w > 32;
-    let mut block = [u64::MAX; SMALL / 8];
+    let mut block = [u64::MAX; BLOCKS];
     if blocked {
         for (b, m) in block[..w / 8].iter_mut().enumerate() {
             *m = lowest(&key[8 * b..8 * b + 8]);
         }
     }
-    let mut parts = n;
     loop {
         let best = if blocked { lowest(&block[..(w / 8 + 3) & !3]) } else { lowest(&key[..w]) };
         let r = (best >> 32) as u32;
@@ -255,6 +292,42 @@ fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut 
         out.push(tok[i]);
         i = next[i] as usize;
     }
+}
+
+/// Links the first parts of `piece` (2..=255 bytes) in `tok`/`next`/`prev` and returns how
+/// many there are: single bytes, and with `chars` the two- and three-byte characters sealed
+/// where they stand (models/rank/chars.rs), whole.
+#[inline(always)]
+fn first_parts(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [u8], prev: &mut [u8]) -> usize {
+    let n = piece.len();
+    let mut parts = 0;
+    let mut i = 0;
+    let mut last = u8::MAX;
+    while i < n {
+        let (len, r) = match chars {
+            Some(c) if piece[i] >= 0xc0 => c.sealed_at(piece, i).unwrap_or((1, vocab.byte_rank(piece[i]))),
+            _ => (1, vocab.byte_rank(piece[i])),
+        };
+        tok[i] = r;
+        prev[i] = last;
+        next[i] = (i + len) as u8;
+        last = i as u8;
+        parts += 1;
+        i += len;
+    }
+    parts
+}
+
+/// Whether at least a quarter of the padded piece's `n` bytes are 0xc0 or more (lead bytes of
+/// multi-byte characters): three word operations and a popcount, no loop. Below that (a Latin
+/// word with an accent or two) few characters have a multi-byte neighbour, which sealing
+/// needs, and the plain start costs less.
+#[inline(always)]
+fn mostly_leads(buf: &[u8; LINKED + 8], n: usize) -> bool {
+    let w = |k: usize| u64::from_le_bytes(buf[8 * k..8 * k + 8].try_into().unwrap());
+    // A byte is 0xc0 or more when its top two bits are set: bit 7 and (bit 6 shifted up).
+    let leads = |x: u64| (x & (x << 1) & 0x8080_8080_8080_8080).count_ones() as usize;
+    4 * (leads(w(0)) + leads(w(1)) + leads(w(2))) >= n
 }
 
 /// The rank of the first `n` (1..=7) bytes of `word`, or [`NONE`]; `WINDOWED`: with no branch
@@ -345,12 +418,24 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
         next[i] = i as u8 + 1;
         prev[i] = (i as u8).wrapping_sub(1);
     }
-    if !(MISS && n == 2) {
+    let mut parts = n;
+    // Sealed characters start whole (models/rank/chars.rs); pieces with no lead byte skip it.
+    let chars = if n > 4 && mostly_leads(buf, n) { vocab.chars() } else { None };
+    if chars.is_some() {
+        parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev);
+        let mut p = 0;
+        while p < n {
+            let q = next[p] as usize;
+            if q < n {
+                key[p] = at(rank_of::<_, WINDOWED>(vocab, piece, buf, p, next[q] as usize), p);
+            }
+            p = q;
+        }
+    } else if !(MISS && n == 2) {
         for (i, k) in key[..n - 1].iter_mut().enumerate() {
             *k = at(rank_of::<_, WINDOWED>(vocab, piece, buf, i, i + 2), i);
         }
     }
-    let mut parts = n;
     loop {
         let best = lowest(&key);
         let rank = (best >> 32) as u32;

@@ -5,6 +5,7 @@
 pub mod backtrack;
 pub mod bucket;
 pub mod cache;
+pub mod chars;
 pub mod merge;
 pub mod unstable;
 

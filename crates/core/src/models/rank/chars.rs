@@ -1,0 +1,316 @@
+//! Sealed characters: two- and three-byte UTF-8 characters that the merge may start from whole.
+//!
+//! A piece of Chinese, Japanese or Cyrillic text is two or three bytes per character, and the
+//! merge spends most of its rounds joining each character's own bytes (a CJK piece of m
+//! characters takes about 3m - k rounds for k output tokens, each round waiting on a pair
+//! lookup in a table larger than the L2). When it is *provable* that a character's bytes join
+//! into its token before any of them joins anything outside it, and that starting from the
+//! joined character changes no other merge, the merge starts from that character as one part:
+//! m - k rounds instead.
+//!
+//! **The rule.** Let c be a character of two or three bytes that is a token of rank R, whose
+//! own merge gives the token c (for three bytes b0 b1 b2 the first pair it merges, b0b1 or
+//! b1b2, ranks below R). Call z the byte before c in the piece and y the byte after it (either
+//! may be absent: c starts or ends the piece). c is *sealed* in that place when
+//!
+//! 1. every token that ends with z followed by a proper prefix of c (b0; or b0b1), or by c
+//!    itself, ranks above R, and
+//! 2. every token that starts with a proper suffix of c (b2 or b1b2; b1 for two bytes), or
+//!    with c itself, followed by y, ranks above R
+//!
+//! (a condition on a side whose neighbour is absent holds trivially: no part lies there).
+//! Then the merge of the piece from single bytes and the merge from a state in which c is
+//! already one part give the same tokens:
+//!
+//! - Run A (from bytes). While c is not yet whole, one of its own pairs is a token of rank at
+//!   most R (b0 b1 or b1 b2 below R, then the last join at exactly R), so every merge A makes
+//!   in that time has rank at most R. A merge across c's edge while c is in parts joins a part
+//!   ending in z with b0 or b0b1, or b2 or b1b2 with a part starting with y: a token of rule
+//!   1 or 2, ranked above R, never the lowest pair then. So c's bytes join only each other,
+//!   in the order they would alone, and c becomes whole.
+//! - Run B (c whole from the start). Until the step where A completes c, the pairs of B are
+//!   A's pairs without c's inner ones, plus the pairs (part, c) and (c, part): tokens ending
+//!   with z c or starting with c y, ranked above R by rules 1-2. Every merge A makes outside c
+//!   in that time ranks at most R and was the lowest pair in A (leftmost on a tie), so it is
+//!   also the lowest in B; B makes the same merges in the same order, and from A's step on
+//!   the two states are equal.
+//!
+//! Applying this to one sealed character at a time (the argument holds from any starting
+//! state in which c is still bytes) starts the merge from all of them at once. Nothing here
+//! assumes the table is a merge order: every condition is checked against the table.
+//!
+//! **The table.** Built on first use per vocabulary, from one pass over the tokens (each
+//! token's last and first few bytes): per character (indexed by its bytes, 2,048 two-byte and
+//! 65,536 three-byte slots, 270 KB) its rank and whether rules 1 and 2 hold for *every*
+//! continuation byte z and *every* lead byte y except for the lone-byte cases, which depend on
+//! the exact neighbour byte and are read from two 64 x 64 tables (tokens ending with z b0,
+//! tokens starting with b2 y; 16 KB each) when the piece is merged. Other neighbours (ASCII, a
+//! space) leave the character in bytes: that is always exact, just not faster.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::vocab::Vocab;
+
+/// A lazily built [`Chars`] per vocabulary (see `Vocab::chars`).
+#[derive(Default, Clone)]
+pub struct LazyChars(OnceLock<Option<Arc<Chars>>>);
+
+impl LazyChars {
+    pub fn get(&self, vocab: &Vocab) -> Option<&Chars> {
+        self.0.get_or_init(|| Chars::build(vocab).map(Arc::new)).as_deref()
+    }
+}
+
+/// Slot bits of [`Chars::slot`]: the character may be sealed at all (a token whose own merge is
+/// itself, first pair below it); rule 1's whole-table part holds for a continuation byte
+/// before it; rule 2's for a lead byte after it. The rank sits above them.
+const VALID: u32 = 1;
+const LEFT: u32 = 2;
+const RIGHT: u32 = 4;
+const RANK_SHIFT: u32 = 3;
+
+const NONE: u32 = u32::MAX;
+const TWO: usize = 1 << 11;
+
+pub struct Chars {
+    /// Two-byte characters at `(b0 & 0x1f) << 6 | b1 & 0x3f`, three-byte ones at 2048 plus
+    /// `(b0 & 0x0f) << 12 | (b1 & 0x3f) << 6 | b2 & 0x3f`: one slot per byte pattern, so an
+    /// overlong or surrogate sequence has its own slot (never a character's).
+    slot: Vec<u32>,
+    /// Lowest rank of a token ending with z b0, z a continuation byte and b0 a lead byte, at
+    /// `(z & 0x3f) << 6 | b0 & 0x3f`.
+    end2: Vec<u32>,
+    /// Lowest rank of a token starting with b y, b a continuation byte and y a lead byte.
+    start2: Vec<u32>,
+}
+
+#[inline(always)]
+fn is_cont(b: u8) -> bool {
+    b & 0xc0 == 0x80
+}
+#[inline(always)]
+fn is_lead(b: u8) -> bool {
+    b >= 0xc0
+}
+#[inline(always)]
+fn pair_index(a: u8, b: u8) -> usize {
+    ((a as usize & 0x3f) << 6) | (b as usize & 0x3f)
+}
+
+/// The slot of the character whose bytes start `s` (two or three bytes, lead byte checked by
+/// the caller), or `None` when `s` is not such a character's bytes.
+#[inline(always)]
+fn char_slot(s: &[u8]) -> Option<(usize, usize)> {
+    let b0 = *s.first()?;
+    if b0 & 0xe0 == 0xc0 {
+        let b1 = *s.get(1)?;
+        is_cont(b1).then(|| (((b0 as usize & 0x1f) << 6) | (b1 as usize & 0x3f), 2))
+    } else if b0 & 0xf0 == 0xe0 {
+        let (b1, b2) = (*s.get(1)?, *s.get(2)?);
+        (is_cont(b1) && is_cont(b2)).then(|| (TWO + ((b0 as usize & 0x0f) << 12 | (b1 as usize & 0x3f) << 6 | (b2 as usize & 0x3f)), 3))
+    } else {
+        None
+    }
+}
+
+impl Chars {
+    /// `None` when the table's ranks do not fit the slots (never for the built-in tables).
+    fn build(vocab: &Vocab) -> Option<Chars> {
+        if vocab.max_rank() >= 1 << (32 - RANK_SHIFT) {
+            return None;
+        }
+        let n = TWO + (1 << 16);
+        // Lowest rank of a token ending with a continuation byte followed by the character
+        // (or, for three-byte characters, its first two bytes, at the slot with b2 = 0x80's
+        // bits cleared: keyed separately below), and of one starting with the character (or
+        // its last two bytes) followed by a lead byte.
+        let mut end_char = vec![NONE; n];
+        let mut start_char = vec![NONE; n];
+        let mut end_pre = vec![NONE; 16 << 6]; // b0 b1 of a three-byte character
+        let mut start_suf = vec![NONE; 1 << 12]; // b1 b2
+        let mut end2 = vec![NONE; 1 << 12];
+        let mut start2 = vec![NONE; 1 << 12];
+        let low = |v: &mut u32, r: u32| *v = (*v).min(r);
+        // The characters that are tokens, with their ranks (one pass over the table; looking
+        // up each of the 67,584 byte patterns instead cost about 10 ms of random probes).
+        let mut is_char = Vec::new();
+        for (t, r) in vocab.mergeable() {
+            let len = t.len();
+            if let Some((k, l)) = char_slot(t) {
+                if l == len {
+                    is_char.push((k, r));
+                }
+            }
+            // Tokens ending with z P, z a continuation byte, P of one to three bytes.
+            for p in 1..=3.min(len - 1) {
+                let (z, tail) = (t[len - p - 1], &t[len - p..]);
+                if !is_cont(z) || !is_lead(tail[0]) {
+                    continue;
+                }
+                match p {
+                    1 => low(&mut end2[pair_index(z, tail[0])], r),
+                    2 if tail[0] & 0xf0 == 0xe0 && is_cont(tail[1]) => {
+                        low(&mut end_pre[((tail[0] as usize & 0x0f) << 6) | (tail[1] as usize & 0x3f)], r)
+                    }
+                    _ => {}
+                }
+                if let Some((k, l)) = char_slot(tail) {
+                    if l == p {
+                        low(&mut end_char[k], r);
+                    }
+                }
+            }
+            // Tokens starting with S y, y a lead byte, S of one to three bytes.
+            for s in 1..=3.min(len - 1) {
+                let (head, y) = (&t[..s], t[s]);
+                if !is_lead(y) {
+                    continue;
+                }
+                match s {
+                    1 if is_cont(head[0]) => low(&mut start2[pair_index(head[0], y)], r),
+                    2 if is_cont(head[0]) && is_cont(head[1]) => low(&mut start_suf[pair_index(head[0], head[1])], r),
+                    _ => {}
+                }
+                if let Some((k, l)) = char_slot(head) {
+                    if l == s {
+                        low(&mut start_char[k], r);
+                    }
+                }
+            }
+        }
+        let mut slot = vec![0u32; n];
+        for (k, r) in is_char {
+            let (left, right) = if k < TWO {
+                (end_char[k] > r, start_char[k] > r)
+            } else {
+                let c = [0xe0 | ((k - TWO) >> 12) as u8, 0x80 | (((k - TWO) >> 6) & 0x3f) as u8, 0x80 | ((k - TWO) & 0x3f) as u8];
+                // Its own merge gives c when one of its two pairs is a token: that pair
+                // merges first, and the two parts left join into c. It must rank below c.
+                let first = [vocab.rank(&c[..2]), vocab.rank(&c[1..])].into_iter().flatten().min();
+                if !matches!(first, Some(f) if f < r) {
+                    continue;
+                }
+                let pre = ((c[0] as usize & 0x0f) << 6) | (c[1] as usize & 0x3f);
+                (end_char[k] > r && end_pre[pre] > r, start_char[k] > r && start_suf[pair_index(c[1], c[2])] > r)
+            };
+            slot[k] = r << RANK_SHIFT | VALID | if left { LEFT } else { 0 } | if right { RIGHT } else { 0 };
+        }
+        Some(Chars { slot, end2, start2 })
+    }
+
+    /// If the character at `piece[i..]` is sealed there, its length and rank.
+    #[inline(always)]
+    pub fn sealed_at(&self, piece: &[u8], i: usize) -> Option<(usize, u32)> {
+        let (k, len) = char_slot(&piece[i..])?;
+        let s = self.slot[k];
+        if s & VALID == 0 {
+            return None;
+        }
+        let r = s >> RANK_SHIFT;
+        if i > 0 {
+            let z = piece[i - 1];
+            if !is_cont(z) || s & LEFT == 0 || self.end2[pair_index(z, piece[i])] <= r {
+                return None;
+            }
+        }
+        let e = i + len;
+        if e < piece.len() {
+            let y = piece[e];
+            if !is_lead(y) || s & RIGHT == 0 || self.start2[pair_index(piece[e - 1], y)] <= r {
+                return None;
+            }
+        }
+        Some((len, r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::models::rank::merge::{merge_miss, merge_piece, merge_reference};
+    use crate::vocab::Vocab;
+
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, m: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % m
+        }
+    }
+
+    /// Random tables over a few two- and three-byte characters (and ASCII), whose tokens are
+    /// whole characters, runs of them, and byte strings that cut characters anywhere (a lone
+    /// lead byte after a character, a character's tail before the next one's head), at random
+    /// ranks: so some characters are sealed, some are not, and some tables are no merge order.
+    /// Pieces of 5 to 255 bytes of those characters (the linked and wide scans, which start
+    /// from the sealed characters, and past 128 bytes `merge_wide_chars` or the walk) against
+    /// the definition.
+    #[test]
+    fn sealed_characters_on_random_tables() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let alphabet: Vec<Vec<u8>> = ["中", "国", "人", "д", "я", "ğ", "ı", "ệ", "a", " ", "\u{301}", "あ"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let mut sealed_seen = 0;
+        for round in 0..300 {
+            let chars: Vec<Vec<u8>> = (0..2 + rng.below(5)).map(|_| alphabet[rng.below(alphabet.len() as u64) as usize].clone()).collect();
+            let text = |rng: &mut Rng, n: usize| -> Vec<u8> {
+                let mut t = Vec::new();
+                while t.len() < n {
+                    t.extend_from_slice(&chars[rng.below(chars.len() as u64) as usize]);
+                }
+                t
+            };
+            let mut tokens: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..10 + rng.below(60) {
+                let t = match rng.below(4) {
+                    // A whole character, or a few.
+                    0 | 1 => {
+                        let k = 1 + rng.below(7) as usize;
+                        text(&mut rng, k)
+                    }
+                    // Any slice of a run of characters: cuts characters at either end.
+                    _ => {
+                        let t = text(&mut rng, 12);
+                        let (s, k) = (rng.below(6) as usize, 2 + rng.below(5) as usize);
+                        t[s..s + k].to_vec()
+                    }
+                };
+                if !tokens.contains(&t) && t.len() >= 2 {
+                    tokens.push(t);
+                }
+            }
+            if round % 3 == 0 {
+                // A merge order of sorts.
+                tokens.sort_by_key(|t| t.len());
+            }
+            let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            toks.extend(tokens.iter().cloned());
+            let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+            let table = v.chars().unwrap();
+            for _ in 0..30 {
+                let n = [5, 9, 16, 17, 40, 128, 129, 200, 255][rng.below(9) as usize];
+                let mut s = text(&mut rng, n);
+                // Cut at a byte (a piece may end or start inside a character when it is raw
+                // bytes, not text).
+                s.truncate(n);
+                if rng.below(4) == 0 {
+                    s.remove(0);
+                }
+                sealed_seen += (0..s.len()).filter(|&i| table.sealed_at(&s, i).is_some()).count();
+                let want = merge_reference(&v, &s);
+                let mut got = Vec::new();
+                merge_piece(&v, &s, &mut got);
+                assert_eq!(got, want, "{tokens:?} {s:?}");
+                if v.rank(&s).is_none() {
+                    let mut miss = Vec::new();
+                    merge_miss(&v, &s, &mut miss);
+                    assert_eq!(miss, want, "miss: {tokens:?} {s:?}");
+                }
+            }
+        }
+        assert!(sealed_seen > 1000, "the tables seal characters: {sealed_seen}");
+    }
+}
