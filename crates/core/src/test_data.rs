@@ -24,3 +24,26 @@ pub fn require(var: &str, file: &str) -> Option<PathBuf> {
         }
     }
 }
+
+/// A small deterministic generator (xorshift64) for the randomised tests: the same seed gives
+/// the same cases on every machine, with no dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (> 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// `n` bytes drawn from `alphabet`.
+    pub fn text(&mut self, alphabet: &[u8], n: usize) -> Vec<u8> {
+        (0..n).map(|_| alphabet[self.below(alphabet.len())]).collect()
+    }
+}

@@ -162,27 +162,35 @@ impl Vocab {
             blob.extend_from_slice(bytes);
             max_token_len = max_token_len.max(bytes.len());
         }
+        // Only ids whose entry is a special token's spelling: an id that a special token shares
+        // with a mergeable token stays mergeable (in the rank index, `mergeable()`).
+        let special_ids = entries[n_mergeable..]
+            .iter()
+            .map(|e| e.1)
+            .filter(|&id| owner[id as usize].is_some_and(|k| k >= n_mergeable))
+            .collect();
+        let table = TokenTable::from_spans(spans, blob)?;
+        Self::assemble(table, special_ids, entries[..n_mergeable].iter().map(|e| e.1), max_token_len)
+    }
+
+    /// The vocabulary over `table`: these special ids, and the `mergeable` ids in the rank
+    /// indexes.
+    fn assemble(table: TokenTable, mut special_ids: Vec<u32>, mergeable: impl Iterator<Item = u32> + Clone, max_token_len: usize) -> Result<Vocab> {
+        special_ids.sort_unstable();
+        special_ids.dedup();
         let mut vocab = Vocab {
-            table: TokenTable::from_spans(spans, blob)?,
+            table,
             short: ShortIndex::with_capacity(0),
             medium: MediumIndex::with_capacity(0),
             byte_ranks: [u32::MAX; 256],
-            // Only ids whose entry is a special token's spelling: an id that a special token
-            // shares with a mergeable token stays mergeable (in the rank index, `mergeable()`).
-            special_ids: entries[n_mergeable..]
-                .iter()
-                .map(|e| e.1)
-                .filter(|&id| owner[id as usize].is_some_and(|k| k >= n_mergeable))
-                .collect(),
-            n_mergeable,
+            special_ids,
+            n_mergeable: mergeable.clone().count(),
             max_token_len,
             backtrack: Default::default(),
             chars: Default::default(),
             serial: Serial::new(),
         };
-        vocab.special_ids.sort_unstable();
-        vocab.special_ids.dedup();
-        vocab.build_index(entries[..n_mergeable].iter().map(|e| e.1))?;
+        vocab.build_index(mergeable)?;
         Ok(vocab)
     }
 
@@ -200,27 +208,10 @@ impl Vocab {
                 None => return Err(Error::Vocab(format!("special id {id} is outside the table"))),
             }
         }
-        let n_mergeable = spans.iter().zip(&is_special).filter(|(s, sp)| s.1 > 0 && !**sp).count();
         let max_token_len = spans.iter().map(|s| s.1 as usize).max().unwrap_or(0);
-        let mut vocab = Vocab {
-            table: TokenTable::from_spans(spans, blob)?,
-            short: ShortIndex::with_capacity(0),
-            medium: MediumIndex::with_capacity(0),
-            byte_ranks: [u32::MAX; 256],
-            special_ids,
-            n_mergeable,
-            max_token_len,
-            backtrack: Default::default(),
-            chars: Default::default(),
-            serial: Serial::new(),
-        };
-        vocab.special_ids.sort_unstable();
-        vocab.special_ids.dedup();
-        let spans = vocab.table.spans();
-        let ids = (0..spans.len() as u32).filter(|&id| spans[id as usize].1 > 0 && !is_special[id as usize]);
-        let ids: Vec<u32> = ids.collect();
-        vocab.build_index(ids.into_iter())?;
-        Ok(vocab)
+        let mergeable: Vec<u32> = (0..spans.len() as u32).filter(|&id| spans[id as usize].1 > 0 && !is_special[id as usize]).collect();
+        let table = TokenTable::from_spans(spans, blob)?;
+        Self::assemble(table, special_ids, mergeable.into_iter(), max_token_len)
     }
 
     /// Indexes the mergeable ids (their spans already in the table): tokens of up to

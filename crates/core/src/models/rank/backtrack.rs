@@ -958,18 +958,7 @@ mod tests {
         Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap()
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, m: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % m
-        }
-        fn text(&mut self, alphabet: &[u8], n: usize) -> Vec<u8> {
-            (0..n).map(|_| alphabet[self.below(alphabet.len() as u64) as usize]).collect()
-        }
-    }
+    use crate::test_data::Rng;
 
     /// A table made the way BPE training makes one: repeatedly merge the most frequent adjacent
     /// pair of a sample (so ranks follow merge order, the common case).
@@ -1010,7 +999,7 @@ mod tests {
     fn random_table(rng: &mut Rng, alphabet: &[u8], n: usize) -> Vec<Vec<u8>> {
         let mut out: Vec<Vec<u8>> = Vec::new();
         while out.len() < n {
-            let len = 2 + rng.below(5) as usize;
+            let len = 2 + rng.below(5);
             let t = rng.text(alphabet, len);
             if !out.contains(&t) {
                 out.push(t);
@@ -1117,9 +1106,9 @@ mod tests {
         for round in 0..400 {
             let alphabet: &[u8] = if round % 2 == 0 { b"ab" } else { b"abc" };
             let mut toks: Vec<Vec<u8>> = Vec::new();
-            let size = 3 + rng.below(12) as usize;
+            let size = 3 + rng.below(12);
             while toks.len() < size {
-                let len = 2 + rng.below(3) as usize;
+                let len = 2 + rng.below(3);
                 let t = rng.text(alphabet, len);
                 if !toks.contains(&t) {
                     toks.push(t);
@@ -1182,16 +1171,16 @@ mod tests {
             let toks: Vec<Vec<u8>> = if round % 3 == 0 {
                 trained(&mut rng, b"aab", 30)
             } else {
-                let mut t: Vec<Vec<u8>> = (0..12).map(|_| vec![b'a'; 2 + rng.below(9) as usize]).collect();
+                let mut t: Vec<Vec<u8>> = (0..12).map(|_| vec![b'a'; 2 + rng.below(9)]).collect();
                 t.extend((0..6).map(|_| {
-                    let len = 2 + rng.below(4) as usize;
+                    let len = 2 + rng.below(4);
                     rng.text(b"ab", len)
                 }));
                 t.sort();
                 t.dedup();
                 // A random order of ranks.
                 for k in (1..t.len()).rev() {
-                    let j = rng.below(k as u64 + 1) as usize;
+                    let j = rng.below(k + 1);
                     t.swap(k, j);
                 }
                 t
@@ -1199,9 +1188,9 @@ mod tests {
             let v = vocab(&toks);
             let mut text: Vec<u8> = Vec::new();
             for _ in 0..20 {
-                let n = rng.below(300) as usize;
+                let n = rng.below(300);
                 text.resize(text.len() + n, b'a');
-                let len = 1 + rng.below(3) as usize;
+                let len = 1 + rng.below(3);
                 text.extend_from_slice(&rng.text(b"ab", len));
             }
             let mut want = Vec::new();

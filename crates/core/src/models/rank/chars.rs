@@ -229,15 +229,7 @@ mod tests {
     use crate::models::rank::merge::{merge_miss, merge_piece, merge_reference};
     use crate::vocab::Vocab;
 
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, m: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % m
-        }
-    }
+    use crate::test_data::Rng;
 
     /// Random tables over a few two- and three-byte characters (and ASCII), whose tokens are
     /// whole characters, runs of them, and byte strings that cut characters anywhere (a lone
@@ -255,11 +247,11 @@ mod tests {
             .collect();
         let mut sealed_seen = 0;
         for round in 0..300 {
-            let chars: Vec<Vec<u8>> = (0..2 + rng.below(5)).map(|_| alphabet[rng.below(alphabet.len() as u64) as usize].clone()).collect();
+            let chars: Vec<Vec<u8>> = (0..2 + rng.below(5)).map(|_| alphabet[rng.below(alphabet.len())].clone()).collect();
             let text = |rng: &mut Rng, n: usize| -> Vec<u8> {
                 let mut t = Vec::new();
                 while t.len() < n {
-                    t.extend_from_slice(&chars[rng.below(chars.len() as u64) as usize]);
+                    t.extend_from_slice(&chars[rng.below(chars.len())]);
                 }
                 t
             };
@@ -268,13 +260,13 @@ mod tests {
                 let t = match rng.below(4) {
                     // A whole character, or a few.
                     0 | 1 => {
-                        let k = 1 + rng.below(7) as usize;
+                        let k = 1 + rng.below(7);
                         text(&mut rng, k)
                     }
                     // Any slice of a run of characters: cuts characters at either end.
                     _ => {
                         let t = text(&mut rng, 12);
-                        let (s, k) = (rng.below(6) as usize, 2 + rng.below(5) as usize);
+                        let (s, k) = (rng.below(6), 2 + rng.below(5));
                         t[s..s + k].to_vec()
                     }
                 };
@@ -291,7 +283,7 @@ mod tests {
             let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
             let table = v.chars().unwrap();
             for _ in 0..30 {
-                let n = [5, 9, 16, 17, 40, 128, 129, 200, 255][rng.below(9) as usize];
+                let n = [5, 9, 16, 17, 40, 128, 129, 200, 255][rng.below(9)];
                 let mut s = text(&mut rng, n);
                 // Cut at a byte (a piece may end or start inside a character when it is raw
                 // bytes, not text).
