@@ -28,6 +28,7 @@ fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyLi
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::Tokenizer>()?;
+    m.add_class::<ids::IdBuffer>()?;
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     formats::register(m)?;
