@@ -46,6 +46,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# numpy's OpenBLAS starts a spinning thread per core at import; none of this needs it, and on a
+# core shared with the library being timed it only takes turns (every library alike).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_VOCAB = REPO.parent / "shared" / "vocab"
 ENCODINGS = ["cl100k_base", "o200k_base"]
@@ -654,13 +658,16 @@ def main() -> None:
         sys.exit("no corpora: set BYTEPAIR_CORPUS_DIR or pass --corpus-dir")
     docs = {k: documents(v.encode()[: int(a.batch_mb * 1e6)].decode("utf-8", errors="ignore")) for k, v in texts.items()}
     notes: list[str] = []
+    loads: list[float] = []
+    t_start = time.perf_counter()
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
     for enc in a.encodings.split(","):
         libs = load_libs(enc, a.vocab_dir, skip, notes)
         results = {}
         for corpus, text in texts.items():
+            loads.append(os.getloadavg()[0])
             results[corpus] = measure(libs, text, docs[corpus], a.repeat, a.cold_repeat, notes)
-            print(f"({enc} {corpus} done)", file=sys.stderr, flush=True)
+            print(f"({enc} {corpus} done, {time.perf_counter() - t_start:.0f} s)", file=sys.stderr, flush=True)
         print(f"### {enc}\n\n" + tables(enc, results, list(libs)) + "\n", flush=True)
         del libs
         gc.collect()
@@ -670,6 +677,10 @@ def main() -> None:
                  "no state, cold = warm instance: tiktoken, wordchipper, riptoken, bpe-openai")
     notes.append("toktok-rs, quicktok-v1 and bpe-openai take no .tiktoken file: their own tables, shipped in "
                  "their wheels, are used (ids checked against tiktoken's from the local file)")
+    loads.append(os.getloadavg()[0])
+    notes.append(f"1-minute load average at each corpus's start: {', '.join(f'{x:.1f}' for x in loads)} "
+                 f"(this machine has {os.cpu_count()} cores: above that, other work shared them and the "
+                 "two-thread rows in particular are low)")
     print("Notes:\n" + "\n".join(f"- {n}" for n in dict.fromkeys(notes)) + "\n")
     if not a.no_linearity:
         print(linearity(max(3, a.repeat)) + "\n", flush=True)
