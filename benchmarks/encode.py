@@ -362,6 +362,13 @@ def load_libs(enc: str, vocab: Path, skip: set[str], notes: list[str]) -> dict[s
         try:
             libs[name] = make(enc, vocab)
             libs[name].inst["list"]("hello world")
+            # Each library's thread pool is built now, on every core: a pool built lazily
+            # while `pin` holds the process to one core is sized for one core for good
+            # (rayon and bytepair read the cores they may use once), and its two-thread runs
+            # would be one-thread runs.
+            for kind in ("batch", "flat"):
+                if kind in libs[name].inst:
+                    libs[name].inst[kind](["hello world"] * 64, 2)
         except Skip as e:
             notes.append(f"{name} ({enc}): skipped: {e}")
             libs.pop(name, None)
