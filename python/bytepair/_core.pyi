@@ -7,8 +7,9 @@ import os
 from typing import Any, Sequence, final
 
 __all__ = [
-    "BYTE_LEVEL_CHARS", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer", "bpe2_info",
-    "gpt2_to_tiktoken", "known_encoding", "known_encoding_by_sha256", "parse_tiktoken",
+    "BYTE_LEVEL_CHARS", "IdBuffer", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
+    "bpe2_info", "gpt2_to_tiktoken", "known_encoding", "known_encoding_by_sha256",
+    "parse_tiktoken",
 ]
 
 #: The built-in split patterns by name (crates/core/src/pretokenize/patterns.rs), each run by a
@@ -23,6 +24,15 @@ KNOWN_ENCODINGS: list[str]
 
 #: GPT-2's byte table (crates/core/src/formats/byte_level.rs): character i spells byte i.
 BYTE_LEVEL_CHARS: str
+
+
+@final
+class IdBuffer:
+    """Token ids (native uint32) exported through the buffer protocol, writable; what
+    Tokenizer.encode_to_buffer returns and encode_to_numpy wraps. (No __buffer__ here: Python
+    3.11 does not show the slot as a method; memoryview() and numpy take it all the same.)"""
+
+    def __len__(self) -> int: ...
 
 
 @final
@@ -71,7 +81,8 @@ class Tokenizer:
     def encode(self, text: str, **kwargs: Any) -> list[int]:
         """kwargs: allowed_special, disallowed_special (left out: the home default; None:
         nothing), add_bos, add_eos."""
-    def encode_to_buffer(self, text: str, **kwargs: Any) -> bytearray: ...
+    def encode_to_buffer(self, text: str, **kwargs: Any) -> IdBuffer:
+        """encode's ids in a buffer of their own, for np.frombuffer(..., np.uint32) (no copy)."""
     def count(self, text: str, **kwargs: Any) -> int: ...
     def encode_ordinary_parallel(self, text: str, num_threads: int | None = None) -> list[int]:
         """encode_ordinary of one long text, cut at provably safe offsets and encoded on threads."""

@@ -88,6 +88,21 @@ def _options(allowed_special, disallowed_special, add_bos, add_eos, **more) -> d
     return kw
 
 
+def _frombuffer_u32(buf) -> npt.NDArray[np.uint32]:
+    """``np.frombuffer(buf, np.uint32)``; numpy is imported on the first call (not with
+    bytepair), then this function is replaced by a closure that skips the import statement."""
+    global _frombuffer_u32
+    import numpy as np
+
+    frombuffer, uint32 = np.frombuffer, np.dtype(np.uint32)
+
+    def wrap(buf):
+        return frombuffer(buf, uint32)  # positional, a dtype object: half the cost of dtype=np.uint32
+
+    _frombuffer_u32 = wrap
+    return wrap(buf)
+
+
 class Encoding:
     """A tokenizer: its model (rank, score or merge-list BPE), split pattern, special tokens.
 
@@ -252,11 +267,14 @@ class Encoding:
         add_bos: bool = False,
         add_eos: bool = False,
     ) -> npt.NDArray[np.uint32]:
-        """Encodes text into a numpy ``uint32`` array (ids copied once, straight from Rust)."""
-        import numpy as np
-
+        """Encodes text into a numpy ``uint32`` array: the ids are encoded into a buffer of
+        their own, which the array wraps (no copy)."""
+        if allowed_special is HOME and disallowed_special is HOME and not add_bos and not add_eos:
+            # The common call, without building keyword arguments: on short texts those
+            # and numpy's argument parsing were most of the call.
+            return _frombuffer_u32(self._core_bpe.encode_to_buffer(text))
         buf = self._core_bpe.encode_to_buffer(text, **_options(allowed_special, disallowed_special, add_bos, add_eos))
-        return np.frombuffer(buf, dtype=np.uint32)
+        return _frombuffer_u32(buf)
 
     def encode_ordinary_parallel(self, text: str, *, num_threads: int = 8) -> list[int]:
         """``encode_ordinary`` of one long text on several threads, with the same ids.

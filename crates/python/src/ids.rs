@@ -142,3 +142,82 @@ impl Drop for IntCache {
         }
     }
 }
+
+/// Token ids handed to Python without a copy: numpy wraps them through the buffer protocol
+/// (`np.frombuffer(ids, np.uint32)`), and the array keeps this object alive.
+///
+/// `encode_to_numpy` used to encode into the thread's kept vector and copy the ids into a
+/// fresh `bytearray` (zeroed by PyO3 first, then filled id by id): two extra passes over the
+/// output and the fresh pages of the bytearray on top of those of the vector. Encoding into a
+/// vector of its own and giving that to numpy leaves only the pages the ids are written to.
+/// The vector is reserved one id per byte as everywhere (MemoryError when that cannot be
+/// had, before anything is encoded), then shrunk to its length: for a large vector that is
+/// `mremap`, no copy, so the reservation never outlives the call.
+///
+/// The buffer is writable (an array from `encode_to_numpy` was writable before, over a
+/// bytearray): only the exporter's raw pointer is written through, never a Rust reference.
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct IdBuffer {
+    ptr: *mut u32,
+    len: usize,
+    /// `Py_buffer.shape` and `.strides` point here: they must live as long as the exports,
+    /// which hold a reference to this object.
+    shape: [ffi::Py_ssize_t; 1],
+    strides: [ffi::Py_ssize_t; 1],
+}
+
+// Safety: the ids are owned (a leaked `Box<[u32]>`, freed in `drop`) and never aliased by a
+// Rust reference; Python reaches them only through the buffer protocol.
+unsafe impl Send for IdBuffer {}
+unsafe impl Sync for IdBuffer {}
+
+impl IdBuffer {
+    pub fn new(ids: Vec<u32>) -> Self {
+        let ids = ids.into_boxed_slice();
+        let len = ids.len();
+        let ptr = Box::into_raw(ids) as *mut u32;
+        IdBuffer { ptr, len, shape: [len as ffi::Py_ssize_t], strides: [4] }
+    }
+}
+
+impl Drop for IdBuffer {
+    fn drop(&mut self) {
+        // Safety: `ptr`/`len` are the `Box<[u32]>` leaked in `new`, freed only here. An
+        // export holds a reference to this object, so none outlives the drop.
+        unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len))) }
+    }
+}
+
+#[pymethods]
+impl IdBuffer {
+    fn __len__(&self) -> usize {
+        self.len
+    }
+
+    /// Safety (PyO3's contract for buffer slots): `view` is the caller's `Py_buffer`.
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: std::os::raw::c_int) -> PyResult<()> {
+        if view.is_null() {
+            return Err(pyo3::exceptions::PyBufferError::new_err("bytepair: NULL Py_buffer"));
+        }
+        let this = slf.get();
+        let v = &mut *view;
+        v.buf = this.ptr as *mut std::os::raw::c_void;
+        v.len = (this.len * 4) as ffi::Py_ssize_t;
+        v.readonly = 0;
+        v.itemsize = 4;
+        // "I": native unsigned int, 4 bytes wherever this builds (as numpy's uint32).
+        v.format = if flags & ffi::PyBUF_FORMAT != 0 { c"I".as_ptr() as *mut _ } else { std::ptr::null_mut() };
+        v.ndim = 1;
+        v.shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND { this.shape.as_ptr() as *mut _ } else { std::ptr::null_mut() };
+        v.strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES { this.strides.as_ptr() as *mut _ } else { std::ptr::null_mut() };
+        v.suboffsets = std::ptr::null_mut();
+        v.internal = std::ptr::null_mut();
+        // Last, once nothing can fail: the export's reference to this object.
+        v.obj = slf.into_any().into_ptr();
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {
+        // Nothing to undo: the view's reference is released by Python (PyBuffer_Release).
+    }
+}

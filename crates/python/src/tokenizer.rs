@@ -13,12 +13,12 @@ use bytepair_core::models::score::{Flavor, ScoreTokenizer};
 use bytepair_core::{AnyModel, EncodeOptions, Encoder};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::errors::guarded;
-use crate::ids::{ids_vec, reserve_for, with_ids, IntCache};
+use crate::ids::{ids_vec, reserve_for, with_ids, IdBuffer, IntCache};
 use crate::threads::{on_pool, DEFAULT_THREADS};
 use crate::policy::{CallArgs, Policy};
 use crate::text::Text;
@@ -261,17 +261,14 @@ impl Tokenizer {
         self.with_encoded(py, text, kwargs, |ids| self.ints.list(py, ids))
     }
 
-    /// `encode` as native-endian u32 in a bytearray (one copy; numpy wraps it without another).
+    /// `encode`'s ids for numpy, without a copy: encoded into a vector of their own, which
+    /// the returned object exports through the buffer protocol (see `ids::IdBuffer`).
     #[pyo3(signature = (text, **kwargs))]
-    fn encode_to_buffer<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyByteArray>> {
-        self.with_encoded(py, text, kwargs, |ids| {
-            PyByteArray::new_with(py, ids.len() * 4, |buf| {
-                for (chunk, id) in buf.chunks_exact_mut(4).zip(ids.iter()) {
-                    chunk.copy_from_slice(&id.to_ne_bytes());
-                }
-                Ok(())
-            })
-        })
+    fn encode_to_buffer(&self, py: Python<'_>, text: &Bound<'_, PyAny>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<IdBuffer> {
+        let (text, policy, opts) = self.prepare(text, kwargs)?;
+        let mut ids = ids_vec(reserve_for(text.len()))?;
+        py.allow_threads(|| self.checked_into(&policy, &opts, &text, &mut ids))?;
+        Ok(IdBuffer::new(ids))
     }
 
     /// How many ids `encode` would return (the rank model builds no vector at all).
