@@ -15,6 +15,7 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cargo +nightly fuzz list)
 fi
+failed=()
 for t in "${targets[@]}"; do
     mkdir -p "found/$t"
     seeds=("corpus/$t")
@@ -23,5 +24,10 @@ for t in "${targets[@]}"; do
     # -max_len: inputs are files of a few KB (the seeds are at most 25 KB); -timeout: one input
     # taking a second is a complexity bug at these sizes; -rss_limit_mb: no input may need more.
     cargo +nightly fuzz run ${FUZZ_TARGET_DIR:+--target-dir "$FUZZ_TARGET_DIR"} "$t" "found/$t" "${seeds[@]}" -- \
-        -max_total_time="$seconds" -max_len=32768 -timeout=2 -rss_limit_mb=2048 -print_final_stats=1
+        -max_total_time="$seconds" -max_len=32768 -timeout=2 -rss_limit_mb=2048 -print_final_stats=1 \
+        || failed+=("$t")  # go on with the other targets; the input is in artifacts/$t
 done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]} (inputs under fuzz/artifacts/)"
+    exit 1
+fi
