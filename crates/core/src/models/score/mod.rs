@@ -229,6 +229,12 @@ impl ScoreTokenizer {
                 PieceType::Unknown if unk_id.replace(id as u32).is_some() => {
                     return Err(Error::format(format!("pieces[{id}]"), "a second unknown piece"));
                 }
+                PieceType::Byte if !m.byte_fallback => {
+                    // SentencePiece refuses such a model ("byte piece is found although
+                    // byte_fallback is false"); loading it would encode as no reference does.
+                    return Err(Error::format(format!("pieces[{id}]"), format!(
+                        "byte piece {:?} in a model whose byte_fallback is off (SentencePiece refuses it)", p.piece)));
+                }
                 PieceType::Byte => {
                     let byte = byte_piece(b).ok_or_else(|| Error::format(format!("pieces[{id}]"),
                         format!("byte piece {:?} is not of the form <0xHH>", p.piece)))?;
@@ -915,12 +921,19 @@ fn push_lossy(mut bytes: &[u8], out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    /// The golden SentencePiece model with byte fallback off: characters outside the
-    /// vocabulary become the unknown id, one per run.
+    /// The golden SentencePiece model with byte fallback off (its byte pieces made normal
+    /// pieces, as SentencePiece requires): characters outside the vocabulary become the unknown
+    /// id, one per run.
     fn without_byte_fallback() -> ScoreTokenizer {
         let data = include_bytes!("../../../../../tests/data/golden/tiny_sp.model");
         let mut m = crate::formats::sentencepiece::read(data).unwrap();
         m.byte_fallback = false;
+        assert!(ScoreTokenizer::from_sentencepiece(&m).unwrap_err().to_string().contains("byte_fallback is off"));
+        for p in &mut m.pieces {
+            if p.kind == PieceType::Byte {
+                p.kind = PieceType::Normal;
+            }
+        }
         ScoreTokenizer::from_sentencepiece(&m).unwrap()
     }
 
