@@ -231,9 +231,9 @@ pub extern "C" fn bp_tokenizer_load(path: *const c_char, out: *mut *mut bp_token
     })
 }
 
-/// The largest vocabulary file read: 1 GiB, as the Python package's
+/// The largest vocabulary file read (not exported to the header): 1 GiB, as the Python package's
 /// `bytepair.formats.limits.MAX_FILE_BYTES` (the largest real ones are tens of megabytes).
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// The bytes of the regular file at `path`, refusing anything else before reading: a device,
 /// FIFO or socket (`/dev/zero` was read until memory ran out and the process aborted; a FIFO
