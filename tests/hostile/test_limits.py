@@ -82,6 +82,23 @@ for name, call in calls.items():
         assert "cannot reserve room for the ids" in str(e), e
         print(name, "MemoryError")
 print("after", enc.encode("hello world") == enc.encode_ordinary("hello world"))
+# encode_to_numpy after its MemoryError: a fresh array that owns its buffer, and a buffer that
+# nothing exports once the array is gone (a bytearray left exported refuses to be resized).
+import gc, numpy as np
+arr = enc.encode_to_numpy("hello world")
+base = arr.base
+refs = sys.getrefcount(base)
+assert arr.tolist() == enc.encode("hello world"), arr
+del arr
+gc.collect()
+assert sys.getrefcount(base) == refs - 1, (sys.getrefcount(base), refs)
+if isinstance(base, bytearray):
+    base.append(0)  # BufferError if an export were left
+try:
+    enc.encode_to_numpy("<|endoftext|>")
+except ValueError:
+    pass
+print("numpy after", all(enc.encode_to_numpy("hello world").tolist() == enc.encode("hello world") for _ in range(3)))
 """
 
 
@@ -97,6 +114,7 @@ def test_huge_text_reservation_is_memory_error(tmp_path):
                  "encode_ordinary_batch", "encode_batch"):
         assert f"{name} MemoryError" in lines
     assert "after True" in lines
+    assert "numpy after True" in lines
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "/dev/null"])

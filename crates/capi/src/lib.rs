@@ -221,7 +221,7 @@ pub extern "C" fn bp_tokenizer_load(path: *const c_char, out: *mut *mut bp_token
         // SAFETY: a non-NULL path is a NUL-terminated string (the caller's promise).
         let path = unsafe { CStr::from_ptr(path) };
         let path = std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()));
-        let data = std::fs::read(path).map_err(|e| Fail(BP_ERR_IO, format!("{}: {e}", path.display())))?;
+        let data = read_vocab_file(path)?;
         let loaded = load::load(&data).map_err(|e| {
             let f = Fail::from(e);
             Fail(f.0, format!("{}: {}", path.display(), f.1))
@@ -229,6 +229,39 @@ pub extern "C" fn bp_tokenizer_load(path: *const c_char, out: *mut *mut bp_token
         new_tokenizer(loaded, out);
         Ok(())
     })
+}
+
+/// The largest vocabulary file read (not exported to the header): 1 GiB, as the Python package's
+/// `bytepair.formats.limits.MAX_FILE_BYTES` (the largest real ones are tens of megabytes).
+const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// The bytes of the regular file at `path`, refusing anything else before reading: a device,
+/// FIFO or socket (`/dev/zero` was read until memory ran out and the process aborted; a FIFO
+/// with no writer blocked), or a file over [`MAX_FILE_BYTES`]. Decided from the open file's
+/// own `fstat`, as python/bytepair/formats/limits.py does.
+fn read_vocab_file(path: &std::path::Path) -> Result<Vec<u8>, Fail> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |e: std::io::Error| Fail(BP_ERR_IO, format!("{}: {e}", path.display()));
+    // O_NONBLOCK: opening a FIFO with no writer must not block before fstat can refuse it.
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return fail(BP_ERR_IO, format!("{}: is a directory", path.display()));
+    }
+    if !meta.is_file() {
+        return fail(BP_ERR_FORMAT, format!("{}: not a regular file (a device, FIFO or socket); a vocabulary is read from a file", path.display()));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return fail(BP_ERR_FORMAT, format!("{}: the file has {} bytes, more than the {MAX_FILE_BYTES} a vocabulary may have", path.display(), meta.len()));
+    }
+    let mut data = Vec::new();
+    // One byte past the limit: a file that grows while it is read is caught too.
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut data).map_err(io)?;
+    if data.len() as u64 > MAX_FILE_BYTES {
+        return fail(BP_ERR_FORMAT, format!("{}: the file grew past the {MAX_FILE_BYTES} bytes a vocabulary may have while it was read", path.display()));
+    }
+    Ok(data)
 }
 
 /// bp_tokenizer_load from a file's bytes in memory (`len` bytes at `data`, copied: the buffer
@@ -575,6 +608,37 @@ pub extern "C" fn bp_debug_panic() -> c_int {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn load_path(path: &str) -> (c_int, *mut bp_tokenizer) {
+        let c = CString::new(path).unwrap();
+        let mut tok = std::ptr::null_mut();
+        (bp_tokenizer_load(c.as_ptr(), &mut tok), tok)
+    }
+
+    #[test]
+    fn devices_and_fifos_are_refused_before_reading() {
+        // /dev/zero was read until memory ran out (then the allocation failure aborted).
+        for dev in ["/dev/zero", "/dev/urandom", "/dev/null"] {
+            let (code, tok) = load_path(dev);
+            assert_eq!(code, BP_ERR_FORMAT as c_int, "{dev}");
+            assert!(tok.is_null());
+            let msg = unsafe { CStr::from_ptr(bp_last_error_message()) }.to_string_lossy().into_owned();
+            assert!(msg.contains("not a regular file"), "{msg}");
+        }
+        // A FIFO with no writer blocked in open.
+        let dir = std::env::temp_dir().join(format!("bp-capi-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let c = CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (code, _) = load_path(fifo.to_str().unwrap());
+        assert_eq!(code, BP_ERR_FORMAT as c_int);
+        let (code, _) = load_path(dir.to_str().unwrap());
+        assert_eq!(code, BP_ERR_IO as c_int);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     fn _handles_are_shareable() {
         fn sync<T: Send + Sync>() {}
         sync::<super::Inner>();

@@ -62,3 +62,31 @@ pub fn read(vocab_bpe: &[u8], encoder_json: &[u8]) -> Result<Vec<Vec<u8>>> {
     }
     Ok(tokens)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest consistent pair: no merges, encoder.json listing the 256 byte tokens.
+    fn encoder_json() -> String {
+        let entries: Vec<String> = printable_first()
+            .into_iter()
+            .enumerate()
+            .map(|(rank, b)| format!("{}: {rank}", serde_json::to_string(&byte_level::BYTE_CHARS[b as usize].to_string()).unwrap()))
+            .collect();
+        format!("{{{}}}", entries.join(", "))
+    }
+
+    #[test]
+    fn encoder_json_must_end_after_its_object() {
+        let vocab_bpe = b"#version: 0.2\n";
+        let good = encoder_json();
+        assert_eq!(read(vocab_bpe, good.as_bytes()).unwrap().len(), 256);
+        // A second object, a stray token or a truncated copy after the first: not encoder.json.
+        for junk in [" {}", "x", "\u{0}", r#"{"a": 0"#] {
+            let bad = format!("{good}{junk}");
+            let e = read(vocab_bpe, bad.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains("encoder.json"), "{junk:?}: {e}");
+        }
+    }
+}

@@ -85,13 +85,23 @@ fn show(v: &Value) -> String {
 /// A JSON object of string -> non-negative 32-bit id (GPT-2's `encoder.json`), streamed;
 /// `None` if it is not one.
 pub fn parse_vocab_object(data: &[u8]) -> Option<Vec<(String, u32)>> {
-    let v = serde_json::Deserializer::from_slice(data).deserialize_map(VocabVisitor).ok()??;
+    let v = whole_document(data, VocabVisitor).ok()??;
     Some(v.into_iter().map(|(k, id)| (k.into_owned(), id)).collect())
+}
+
+/// One JSON object that is the whole of `data`: `deserialize_map` alone stops at the object's
+/// closing brace, so without `end` a file with anything after it (a second object, a truncated
+/// copy, binary junk) would load as if the rest were not there.
+fn whole_document<'de, V: serde::de::Visitor<'de>>(data: &'de [u8], visitor: V) -> serde_json::Result<V::Value> {
+    let mut de = serde_json::Deserializer::from_slice(data);
+    let v = de.deserialize_map(visitor)?;
+    de.end()?;
+    Ok(v)
 }
 
 /// Parses a tokenizer.json file's bytes.
 pub fn read(data: &[u8]) -> Result<HfModel> {
-    let parsed = serde_json::Deserializer::from_slice(data).deserialize_map(TopVisitor);
+    let parsed = whole_document(data, TopVisitor);
     let top = parsed.map_err(|e| Error::format("JSON", format!("does not parse: {e}")))?;
     let obj = Value::Object(top.rest);
     let Some(Parts { rest: model, vocab: vocab_list, merges: merge_pairs }) = top.model else {
@@ -617,5 +627,23 @@ mod tests {
         let bad = br#"{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a c"]}}"#;
         assert!(read(bad).unwrap_err().to_string().contains("model.merges[0]"));
         assert!(read(b"{").unwrap_err().to_string().contains("JSON"));
+    }
+
+    #[test]
+    fn trailing_bytes_after_the_object_are_refused() {
+        let doc = br#"{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}"#;
+        assert!(read(doc).is_ok());
+        let mut padded = doc.to_vec();
+        padded.extend_from_slice(b" \n\t");
+        assert!(read(&padded).is_ok(), "trailing whitespace is still one document");
+        for junk in [&b"{}"[..], b"x", b"\0", b"]", br#"{"model": null}"#] {
+            let mut bad = doc.to_vec();
+            bad.extend_from_slice(junk);
+            let e = read(&bad).unwrap_err().to_string();
+            assert!(e.contains("trailing"), "{junk:?}: {e}");
+        }
+        assert_eq!(parse_vocab_object(br#"{"a": 0} "#).map(|v| v.len()), Some(1));
+        assert!(parse_vocab_object(br#"{"a": 0} {"b": 1}"#).is_none());
+        assert!(parse_vocab_object(br#"{"a": 0}xyz"#).is_none());
     }
 }

@@ -1,0 +1,3 @@
+//! LEAP / llama2.c tokenizer.bin: the body is `bytepair_fuzz::read_leap` (src/lib.rs), replayed by tests/seeds.rs.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| bytepair_fuzz::read_leap(data));

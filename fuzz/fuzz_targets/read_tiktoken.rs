@@ -1,0 +1,3 @@
+//! tiktoken text (`.tiktoken`): the body is `bytepair_fuzz::read_tiktoken` (src/lib.rs), replayed by tests/seeds.rs.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| bytepair_fuzz::read_tiktoken(data));
