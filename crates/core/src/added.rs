@@ -125,7 +125,7 @@ const LAZY_MAX_BYTES: usize = 1 << 24;
 /// takes time quadratic in a spelling's length when it repeats one character ("aaa...a"
 /// followed failure links state by state: 40,000 characters took 6.6 s, 10 MB did not
 /// finish); the NFA is built in linear time and searches in linear time too.
-fn automaton_kind(lengths: impl IntoIterator<Item = usize>) -> AhoCorasickKind {
+pub(crate) fn automaton_kind(lengths: impl IntoIterator<Item = usize>) -> AhoCorasickKind {
     if lengths.into_iter().sum::<usize>() <= DFA_MAX_BYTES {
         AhoCorasickKind::DFA
     } else {

@@ -821,7 +821,7 @@ fn build_matcher(user: &[String]) -> Result<Option<AhoCorasick>> {
     AhoCorasickBuilder::new()
         .match_kind(MatchKind::LeftmostLongest)
         .start_kind(StartKind::Unanchored)
-        .kind(Some(crate::special::automaton_kind(user.iter().map(String::len))))
+        .kind(Some(crate::added::automaton_kind(user.iter().map(String::len))))
         .build(user)
         .map(Some)
         .map_err(|e| Error::Vocab(format!("user-defined pieces: {e}")))
