@@ -38,7 +38,14 @@ _BUILTIN = ["nanochat", "llama3", "harmony", "chatml", "mistral_v1", "mistral_v2
 def chat(files, encoding_name, model, vocab, template, max_tokens, drop_long, output, workers, show):
     """Render the conversations in FILES (JSONL, one per line: a list of messages or
     {"messages": [...], "tools": [...]}) to {"ids": [...], "mask": [...]}, one JSON line each;
-    mask 1 marks the tokens a model is trained to predict."""
+    mask 1 marks the tokens a model is trained to predict.
+
+    \b
+    Examples:
+      bytepair chat conversations.jsonl -e o200k_harmony
+      bytepair chat sft.jsonl --vocab tokenizer.json -o sft.npz --max-tokens 4096 --drop-long
+      bytepair chat sft.jsonl -e cl100k_base -t chatml --show
+    """
     from bytepair.chat import ChatError, render_many
 
     if drop_long and max_tokens is None:
