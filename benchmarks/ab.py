@@ -22,6 +22,7 @@ on a shared machine falls on both alike. A process measures, best of `--repeat`:
 
     python benchmarks/ab.py --a ../old/python --b python --corpus-dir corpus --rounds 5
     python benchmarks/ab.py --a ../old/python --b python --parts numpy,batch --corpora en,zh-fortunes
+    python benchmarks/ab.py --a ../old/python --b python --clock cpu   # a machine other jobs share
 
 Prints, per measurement, B's throughput over A's (> 1: B is faster) as the median over rounds,
 with the lowest and highest round. Every round first checks that both builds give the same ids
@@ -46,14 +47,19 @@ import bytepair
 from bytepair import registry
 
 corpus_dir, repeat, corpora, parts = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4].split(",")
+# One thread's work is timed by the clock asked for: the calling thread's CPU time stays put
+# when other jobs share the machine, wall time does not. Batches (several threads) are always
+# timed by the wall clock.
+CLOCK = time.thread_time if sys.argv[5] == "cpu" else time.perf_counter
 texts = {c: (corpus_dir / f"{c}.txt").read_text(encoding="utf-8") for c in corpora}
 out, digests = {}, {}
 
-def best(f, before=None):
+def best(f, before=None, clock=None):
+    clock = clock or CLOCK
     t = []
     for _ in range(repeat):
         if before: before()
-        s = time.perf_counter(); f(); t.append(time.perf_counter() - s)
+        s = clock(); f(); t.append(clock() - s)
     return min(t)
 
 def record(key, enc, call, text, cold):
@@ -67,12 +73,12 @@ def as_list(ids):
         return ids.tolist()  # a numpy array
     return [i for x in ids for i in x] if ids and isinstance(ids[0], list) else ids
 
-def record_both(key, enc, call, arg, nbytes):
+def record_both(key, enc, call, arg, nbytes, clock=None):
     # `call(arg)` timed cold (clear_cache first) and warm (after an untimed call).
     digests[key] = hashlib.sha256(json.dumps(as_list(call(arg))).encode()).hexdigest()
-    out[key + " cold"] = nbytes / best(lambda: call(arg), enc.clear_cache) / 1e6
+    out[key + " cold"] = nbytes / best(lambda: call(arg), enc.clear_cache, clock) / 1e6
     call(arg)
-    out[key + " warm"] = nbytes / best(lambda: call(arg)) / 1e6
+    out[key + " warm"] = nbytes / best(lambda: call(arg), None, clock) / 1e6
 
 def pin(n):
     cpus = set(sorted(ALL)[:n])
@@ -108,7 +114,8 @@ for name in ("cl100k_base", "o200k_base"):
             docs += [doc] if doc else []
             for n in (1, 2):
                 pin(n)
-                record_both(f"batch {name} {c} {n}t", enc, lambda d: enc.encode_ordinary_batch(d, num_threads=n), docs, len(first.encode()))
+                record_both(f"batch {name} {c} {n}t", enc, lambda d: enc.encode_ordinary_batch(d, num_threads=n), docs, len(first.encode()),
+                            time.perf_counter)
             pin(len(ALL))
             for temp in ("cold", "warm"):
                 out[f"batch {name} {c} 2t / 1t {temp}"] = out[f"batch {name} {c} 2t {temp}"] / out[f"batch {name} {c} 1t {temp}"]
@@ -136,10 +143,10 @@ print(json.dumps({"mbps": out, "digests": digests}))
 """
 
 
-def run(src: Path, corpus_dir: Path, repeat: int, corpora: list[str], parts: str) -> dict:
+def run(src: Path, corpus_dir: Path, repeat: int, corpora: list[str], parts: str, clock: str) -> dict:
     # OpenBLAS's threads (numpy's) spin after import: one is enough, and fewer to pin.
     env = {**os.environ, "PYTHONPATH": str(src.resolve()), "OPENBLAS_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(corpus_dir), str(repeat), ",".join(corpora), parts],
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(corpus_dir), str(repeat), ",".join(corpora), parts, clock],
                           env=env, capture_output=True, text=True)
     if proc.returncode:
         sys.exit(f"{src}: the child process failed:\n{proc.stderr}")
@@ -156,6 +163,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--parts", default="rank,score,merge,load",
                     help="comma-separated: rank, score, merge, load, numpy, batch")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="what times one thread's work: wall time, or the thread's CPU time (steadier on "
+                         "a machine other jobs share); batches are always wall time")
     args = ap.parse_args()
     corpora = args.corpora.split(",")
     ratios: dict[str, list[float]] = {}
@@ -163,7 +173,7 @@ def main() -> None:
     loads = []
     for r in range(args.rounds):
         order = [("a", args.a), ("b", args.b)] if r % 2 == 0 else [("b", args.b), ("a", args.a)]
-        got = {side: run(src, args.corpus_dir, args.repeat, corpora, args.parts) for side, src in order}
+        got = {side: run(src, args.corpus_dir, args.repeat, corpora, args.parts, args.clock) for side, src in order}
         if got["a"]["digests"] != got["b"]["digests"]:
             bad = [k for k in got["a"]["digests"] if got["a"]["digests"][k] != got["b"]["digests"].get(k)]
             sys.exit(f"round {r + 1}: the builds give different ids for {bad}")
@@ -173,6 +183,8 @@ def main() -> None:
             values.setdefault(key, ([], []))[0].append(got["a"]["mbps"][key])
             values[key][1].append(b)
         print(f"round {r + 1}/{args.rounds} done, ids identical", file=sys.stderr)
+    print(f"Clock: {args.clock} ({'CPU time of the calling thread' if args.clock == 'cpu' else 'wall time'}"
+          f"{'; batches: wall time' if 'batch' in args.parts else ''})")
     print(f"B / A throughput, median of {args.rounds} interleaved rounds (min - max); > 1: B faster. "
           f"A and B: median of the rounds (MB/s, or the ratio for '2t / 1t'). 1-minute load average "
           f"after each round: {', '.join(f'{x:.1f}' for x in loads)} (2 cores: above 2, the rounds shared the machine)\n")
