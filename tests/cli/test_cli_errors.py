@@ -111,7 +111,7 @@ def test_internal_error_is_one_line_with_exit_70(monkeypatch):
     def broken(*a, **k):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(encode, "_encode", broken)
+    monkeypatch.setattr(encode, "encode_text", broken)
     monkeypatch.delenv("BYTEPAIR_TRACEBACK", raising=False)
     r = CliRunner().invoke(main, ["encode", "--text", "x"])
     assert r.exit_code == 70

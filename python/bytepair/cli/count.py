@@ -23,10 +23,18 @@ progress_option = click.option(
     help="A progress bar on stderr (default: when stderr is a terminal and the run takes over a second).")
 
 
+def _special_policy(special: bool) -> dict:
+    """What --special means, for every command that has it: every special spelling becomes
+    its id, or (the default) none does and they are all ordinary text, never an error."""
+    return {"allowed_special": "all"} if special else {"disallowed_special": ()}
+
+
 def count_text(enc, text: str, special: bool) -> int:
-    if special:
-        return enc.count(text, allowed_special="all")
-    return enc.count(text, disallowed_special=())
+    return enc.count(text, **_special_policy(special))
+
+
+def encode_text(enc, text: str, special: bool) -> list[int]:
+    return enc.encode(text, **_special_policy(special))
 
 
 def count_inputs(enc, items: list[Input], special: bool, progress: bool | None = None):
@@ -174,7 +182,7 @@ def _truncate(enc, items, single, n: int, special: bool) -> None:
     text = read_text(items[0])
     if isinstance(text, Skipped):
         raise UserError(f"{text.name}: {text.reason}")
-    ids = enc.encode(text, allowed_special="all") if special else enc.encode(text, disallowed_special=())
+    ids = encode_text(enc, text, special)
     # Cut at the last token boundary at or before N that is also a character boundary, so the
     # output is valid UTF-8 and never ends in a replacement character.
     k = min(n, len(ids))

@@ -8,13 +8,7 @@ import sys
 import click
 
 from bytepair.cli.app import UserError, main, read_inputs, resolve_tokenizer, tokenizer_options
-from bytepair.cli.count import special_option
-
-
-def _encode(enc, text: str, special: bool) -> list[int]:
-    if special:
-        return enc.encode(text, allowed_special="all")
-    return enc.encode(text, disallowed_special=())
+from bytepair.cli.count import encode_text, special_option
 
 
 @main.command()
@@ -40,7 +34,7 @@ def encode(files, text, encoding_name, model, vocab, special, as_json):
     else:
         inputs = read_inputs(files)
     for _, t in inputs:
-        ids = _encode(enc, t, special)
+        ids = encode_text(enc, t, special)
         click.echo(json.dumps(ids) if as_json else " ".join(map(str, ids)))
 
 

@@ -15,7 +15,7 @@ import sys
 import click
 
 from bytepair.cli.app import UserError, main, resolve_tokenizer, tokenizer_options
-from bytepair.cli.count import special_option
+from bytepair.cli.count import encode_text, special_option
 from bytepair.cli.inputs import Skipped, gather, read_text
 
 # 256-colour backgrounds light enough for black text, cycled token by token.
@@ -99,10 +99,6 @@ def _use_color(color: bool | None) -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def _encode(enc, text: str, special: bool) -> list[int]:
-    return enc.encode(text, allowed_special="all") if special else enc.encode(text, disallowed_special=())
-
-
 @main.command()
 @click.argument("paths", nargs=-1, metavar="[PATH|-]")
 @click.option("--text", "-t", default=None, help="Show this text instead of a file or stdin.")
@@ -132,7 +128,7 @@ def show(paths, text, encoding_name, model, vocab, special, show_ids, color):
     content = read_text(items[0])
     if isinstance(content, Skipped):
         raise UserError(f"{content.name}: {content.reason}")
-    ids = _encode(enc, content, special)
+    ids = encode_text(enc, content, special)
     pieces = enc.decode_tokens_bytes(ids)
     if show_ids:
         click.echo(render_ids(ids, pieces))
