@@ -104,7 +104,11 @@ impl TokenTable {
             &blob[o as usize..(o + l) as usize]
         };
         let ids = ids.into_iter();
-        index.reserve(ids.size_hint().0, |&i| hash_bytes(hasher, token(i)));
+        // The upper bound where there is one: a filtered iterator's lower bound is 0, and
+        // growing the index from nothing rehashed it a dozen times (a tenth of loading a
+        // SentencePiece model).
+        let (lower, upper) = ids.size_hint();
+        index.reserve(upper.unwrap_or(lower), |&i| hash_bytes(hasher, token(i)));
         for id in ids {
             let bytes = token(id);
             if bytes.is_empty() {
