@@ -10,8 +10,11 @@ best of --repeat:
 - transformers: apply_chat_template(batch, tokenize=True) on the whole list (its fastest path:
   one render per conversation, then one batched encode in Rust), with the ChatML Jinja template;
   and with return_assistant_tokens_mask on the {% generation %} version;
-- bytepair, Jinja: render_many with the same template (ids and mask), 1 worker and all cores;
-- bytepair, built-in chatml: render_many (ids and mask), 1 worker and all cores.
+- bytepair, Jinja: render_many with the same template (ids and mask), 1 thread and all cores;
+- bytepair, built-in chatml: render_many (ids and mask), 1 thread and all cores.
+
+render_many renders in the calling thread and encodes in the core; with more than one thread
+the encoding runs beside the rendering (see python/bytepair/chat/batch.py).
 
     python benchmarks/chat.py --corpus-dir corpus --n 4000
 """
@@ -88,7 +91,9 @@ def main() -> None:
                                         return_assistant_tokens_mask=True)
     ours_jinja = render_many(enc, convs, template=template)
     ours_builtin = render_many(enc, convs, template="chatml")
+    serial = render_many(enc, convs, template="chatml", num_workers=1)
     assert [ids for ids, _ in ours_jinja] == hf_ids == [ids for ids, _ in ours_builtin]
+    assert serial == ours_builtin == ours_jinja
     assert [m for _, m in ours_builtin] == hf_masked["assistant_masks"]
     cores = os.cpu_count() or 1
     rows = [
@@ -97,10 +102,10 @@ def main() -> None:
         ("transformers apply_chat_template (batch, ids + assistant mask)",
          lambda: tok.apply_chat_template(convs, chat_template=CHATML_MARKED, tokenize=True, return_dict=True,
                                          return_assistant_tokens_mask=True)),
-        ("bytepair Jinja template, 1 process (ids + mask)", lambda: render_many(enc, convs, template=template, num_workers=1)),
-        (f"bytepair Jinja template, {cores} processes", lambda: render_many(enc, convs, template=template)),
-        ("bytepair built-in chatml, 1 process (ids + mask)", lambda: render_many(enc, convs, template="chatml", num_workers=1)),
-        (f"bytepair built-in chatml, {cores} processes", lambda: render_many(enc, convs, template="chatml")),
+        ("bytepair Jinja template, 1 thread (ids + mask)", lambda: render_many(enc, convs, template=template, num_workers=1)),
+        (f"bytepair Jinja template, {cores} threads", lambda: render_many(enc, convs, template=template)),
+        ("bytepair built-in chatml, 1 thread (ids + mask)", lambda: render_many(enc, convs, template="chatml", num_workers=1)),
+        (f"bytepair built-in chatml, {cores} threads", lambda: render_many(enc, convs, template="chatml")),
     ]
     base = None
     print(f"{args.n} conversations, {sum(len(i) for i in hf_ids):,} tokens, {cores} cores; ids identical\n")

@@ -2,6 +2,7 @@
 //! releases the GIL around every loop over text; the rules (special-token policy, surrogates,
 //! registry, file handling) live in the Python package. One module per part of the core.
 
+mod chat;
 mod errors;
 mod formats;
 mod ids;

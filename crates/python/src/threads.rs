@@ -128,10 +128,10 @@ where
 /// drop. Thousands of new lists trigger a collection every 700 allocations, and each one
 /// walks every id of every young list: perf put the collector at about 7% of a batch's
 /// samples, all of it serial. Lists of ints cannot form cycles, so pausing loses nothing.
-struct GcPaused(bool);
+pub struct GcPaused(bool);
 
 impl GcPaused {
-    fn new(_py: Python<'_>) -> Self {
+    pub fn new(_py: Python<'_>) -> Self {
         // Safety: the GIL is held (`_py`); PyGC_Disable returns the previous state.
         GcPaused(unsafe { pyo3::ffi::PyGC_Disable() } == 1)
     }

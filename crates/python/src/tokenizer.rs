@@ -354,6 +354,13 @@ impl Tokenizer {
         crate::threads::encode_batch(py, &texts, num_threads.unwrap_or(DEFAULT_THREADS), &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
     }
 
+    /// Rendered chat conversations -> `(ids, mask)` lists, on up to `num_threads` threads
+    /// (see `chat.rs`): `(results, failed)`.
+    #[pyo3(signature = (conversations, num_threads=1))]
+    fn encode_chat<'py>(&self, py: Python<'py>, conversations: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+        crate::chat::encode_chat(py, &self.inner, &self.ints, conversations, num_threads)
+    }
+
     /// Forgets the merged pieces the model's cache holds (rank models: each thread's table,
     /// freed as that thread next encodes; the others: the tokenizer's shared cache).
     fn clear_cache(&self) {

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bytepair.chat import chatml, harmony, llama3, mistral, nanochat
-from bytepair.chat._render import Render, Template, messages_of
+from bytepair.chat._render import Render, Template, encode_parts, messages_of
 from bytepair.chat.jinja import ChatTemplate, load_chat_template
 from bytepair.chat.nanochat import NANOCHAT_SPECIAL_TOKENS
 from bytepair.chat.batch import render_many
@@ -89,6 +89,16 @@ def _with_tools(conversation: Any, options: dict) -> dict:
     return options
 
 
+def _parts(encoding: Any, t: Template | ChatTemplate, conversation: Any, options: dict) -> tuple[list, list]:
+    """``conversation`` rendered by ``t`` as ``(parts, trains)`` for :func:`encode_parts`."""
+    options = _with_tools(conversation, options)
+    if isinstance(t, ChatTemplate):
+        return t.parts(encoding, messages_of(conversation), **options)
+    out = Render(encoding, t)
+    t.render(out, messages_of(conversation), options)
+    return out.parts, out.trains
+
+
 def render_conversation(
     encoding: Any,
     conversation: Sequence[Mapping[str, Any]] | Mapping[str, Any],
@@ -112,14 +122,7 @@ def render_conversation(
     """
     if max_tokens is not None and max_tokens < 0:
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
-    t = _template(encoding, template)
-    options = _with_tools(conversation, options)
-    if isinstance(t, ChatTemplate):
-        ids, mask = t.encode(encoding, messages_of(conversation), **options)
-    else:
-        out = Render(encoding, t)
-        t.render(out, messages_of(conversation), options)
-        ids, mask = out.ids, out.mask
+    ids, mask = encode_parts(encoding, [_parts(encoding, _template(encoding, template), conversation, options)])[0]
     if max_tokens is not None:
         del ids[max_tokens:], mask[max_tokens:]
     return ids, mask
@@ -146,7 +149,7 @@ def render_for_completion(
                         **options)[0]
     out = Render(encoding, t)
     t.complete(out, messages_of(conversation), options)
-    return out.ids
+    return out.ids_and_mask()[0]
 
 
 def stop_tokens(encoding: Any, *, template: str | None = None) -> list[int]:

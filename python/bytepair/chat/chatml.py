@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bytepair.chat._render import Render, Template, content_of, role_of, run_ids, text_parts
+from bytepair.chat._render import Render, Template, content_of, role_of, text_parts
 from bytepair.errors import ChatError
 
 SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>")
@@ -35,10 +35,7 @@ def render(out: Render, messages: list, options: dict) -> None:
         train = role == "assistant"
         head = f"{role}\n"
         out.special("<|im_start|>", 0)
-        ids, mask = run_ids(out.enc, head + content,
-                            [(len(head), len(head) + len(content))] if train and content else [])
-        out.ids += ids
-        out.mask += mask
+        out.run(head + content, [(len(head), len(head) + len(content))] if train and content else [])
         out.special("<|im_end|>", int(train))
         out.text("\n", 0, where)
 

@@ -39,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bytepair.chat._render import run_ids
+from bytepair.chat._render import encode_parts
 from bytepair.errors import ChatError
 
 # Private-use characters: a wrapped spelling from the caller's text is WRAP + spelling + UNWRAP;
@@ -115,6 +115,15 @@ class ChatTemplate:
                mask: bool = True, tools: Any = None, documents: Any = None,
                **kwargs: Any) -> tuple[list[int], list[int]]:
         """The ids of the rendered conversation and its training mask."""
+        rendered = self.parts(encoding, messages, add_generation_prompt=add_generation_prompt, mask=mask,
+                              tools=tools, documents=documents, **kwargs)
+        return encode_parts(encoding, [rendered])[0]
+
+    def parts(self, encoding: Any, messages: Any, *, add_generation_prompt: bool = False,
+              mask: bool = True, tools: Any = None, documents: Any = None,
+              **kwargs: Any) -> tuple[list, list]:
+        """The rendered conversation as ``(parts, trains)`` for :func:`encode_parts` (what
+        ``render_many`` encodes many of in one call)."""
         specials = _specials(encoding)
         # The caller's strings only (bos_token & co. are the template's own), marked once: the
         # renders below (one per assistant message without {% generation %})
@@ -129,7 +138,7 @@ class ChatTemplate:
             spans = []
         elif not self.has_generation:
             spans = self._assistant_spans(encoding, messages, pieces, clean, render, specials)
-        return _encode(encoding, pieces, spans)
+        return _parts(encoding, pieces, spans)
 
     def _assistant_spans(self, encoding, messages, pieces, clean, render, specials):
         """Each assistant message's span: from the end of the generation prompt that renders
@@ -170,9 +179,11 @@ def _positions(pieces):
         at += len(p)
 
 
-def _encode(encoding, pieces, spans) -> tuple[list[int], list[int]]:
-    ids: list[int] = []
-    mask: list[int] = []
+def _parts(encoding, pieces, spans) -> tuple[list, list]:
+    """The pieces as ``(parts, trains)``: a special token's id, trained if a span touches it;
+    a text with the spans' parts inside it (in its own character offsets)."""
+    parts: list = []
+    trains: list = []
     special_ids = encoding._special_tokens
     k = 0
     for start, piece, is_special in _positions(pieces):
@@ -187,13 +198,13 @@ def _encode(encoding, pieces, spans) -> tuple[list[int], list[int]]:
                 local.append((s - start, e - start))
             j += 1
         if is_special:
-            ids.append(special_ids[piece])
-            mask.append(int(bool(local)))
-        else:
-            run, run_mask = run_ids(encoding, piece, local)
-            ids += run
-            mask += run_mask
-    return ids, mask
+            parts.append(special_ids[piece])
+            trains.append(int(bool(local)))
+        elif piece:
+            parts.append(piece)
+            # The whole text or nothing needs no token offsets (any model can take it).
+            trains.append(0 if not local else 1 if local == [(0, len(piece))] else local)
+    return parts, trains
 
 
 class _Specials:
