@@ -77,8 +77,13 @@ pub fn encode_chat<'py>(
     }
     let chunks: Vec<Done> = py.allow_threads(|| {
         let run = |(c, chunk): (usize, &[Vec<Part>])| encode_chunk(tokenizer, c * CHUNK, chunk);
-        crate::threads::with_threads(num_threads, || convs.par_chunks(CHUNK).enumerate().map(run).collect())
-            .unwrap_or_else(|| convs.chunks(CHUNK).enumerate().map(run).collect())
+        let serial = || convs.chunks(CHUNK).enumerate().map(run).collect();
+        if num_threads <= 1 || convs.len() <= CHUNK {
+            // Here, not on a pool's thread: handing a small batch to another thread and
+            // waiting for it costs a wake-up, which on a busy machine is a time slice.
+            return serial();
+        }
+        crate::threads::with_threads(num_threads, || convs.par_chunks(CHUNK).enumerate().map(run).collect()).unwrap_or_else(serial)
     });
     // Lists of ints form no cycles; without the pause the collector walked every young list
     // (a fifth of a call's samples in perf).

@@ -40,7 +40,7 @@ class Render:
     """A conversation as parts (special-token ids and texts) and, for each, its train: 0, 1, or
     for a text the character spans whose tokens are trained (see :meth:`run`)."""
 
-    __slots__ = ("enc", "parts", "trains", "_specials")
+    __slots__ = ("enc", "parts", "trains", "_specials", "_const")
 
     def __init__(self, encoding: Any, template: Template):
         # The private dict, not ``special_tokens_set`` or the ``special_tokens`` property: those
@@ -53,6 +53,7 @@ class Render:
         self.enc = encoding
         self.parts: list[int | str] = []
         self.trains: list[Any] = []
+        self._const = encoding.__dict__.setdefault("_chat_const_ids", {})
 
     def special(self, token: str, train: int) -> None:
         self.parts.append(self._specials[token])
@@ -64,6 +65,15 @@ class Render:
         if text:
             self.parts.append(text)
             self.trains.append(train)
+
+    def const(self, text: str, train: int) -> None:
+        """A text the template itself writes (a frame's newline): its ids, encoded once per
+        encoding, go in as parts of their own, which the core copies rather than encodes."""
+        ids = self._const.get(text)
+        if ids is None:
+            ids = self._const[text] = self.enc.encode_ordinary(text)
+        self.parts += ids
+        self.trains += [train] * len(ids)
 
     def run(self, text: str, spans: list[tuple[int, int]]) -> None:
         """``text`` encoded as one piece, each token that overlaps one of the character
