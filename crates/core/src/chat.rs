@@ -14,10 +14,11 @@
 //! are not the text's (SentencePiece's dummy prefix) has no such offsets: a span that splits
 //! its text is refused ([`ChatError::NotByteLevel`]) rather than guessed.
 //!
-//! Cost: the encoding, plus for a text with spans one table lookup per token and a binary
-//! search per span.
+//! Cost: the encoding, plus for a text with spans a binary search per span and one table
+//! lookup per token up to the last span edge inside the text (per token of the text for a
+//! model other than rank BPE, whose sum is checked).
 
-use crate::{Error, Tokenizer};
+use crate::{AnyModel, Error, Tokenizer};
 
 /// Which characters of a text segment are trained.
 #[derive(Clone, Copy, Debug)]
@@ -107,15 +108,25 @@ fn span_mask(
         mask.fill(1);
         return Ok(());
     }
-    // ends[k]: the byte where token k ends.
+    // ends[k]: the byte where token k ends, computed as far as a span needs: a span that runs
+    // to the end of the text (an assistant's content after its header, the usual case) needs
+    // only the tokens up to its start.
     ends.clear();
     let mut at = 0;
-    for &id in ids {
-        at += tokenizer.token_bytes(id)?.len();
-        ends.push(at);
-    }
-    if at != text.len() {
-        return Err(ChatError::NotByteLevel);
+    let mut extend = |ends: &mut Vec<usize>, past: &dyn Fn(usize) -> bool| -> Result<(), ChatError> {
+        while ends.len() < ids.len() && !ends.last().is_some_and(|&e| past(e)) {
+            at += tokenizer.token_bytes(ids[ends.len()])?.len();
+            ends.push(at);
+        }
+        Ok(())
+    };
+    if !matches!(tokenizer.model(), AnyModel::Rank(_)) {
+        // A rank model's tokens are the text's bytes by construction; another model's may not
+        // be, which only the whole sum shows.
+        extend(ends, &|_| false)?;
+        if ends.last().copied().unwrap_or(0) != text.len() {
+            return Err(ChatError::NotByteLevel);
+        }
     }
     let byte_at = |c: usize| -> usize {
         if text.is_ascii() {
@@ -128,9 +139,15 @@ fn span_mask(
         let (b_start, b_end) = (byte_at(s), byte_at(e));
         // Token k overlaps [b_start, b_end) when it ends after b_start and starts before
         // b_end: from the first token ending after b_start through the first ending at or
-        // after b_end.
+        // after b_end (the last token, when b_end is the end of the text).
+        extend(ends, &|x| x > b_start)?;
         let first = ends.partition_point(|&x| x <= b_start);
-        let last = ends.partition_point(|&x| x < b_end).min(ids.len().saturating_sub(1));
+        let last = if b_end >= text.len() {
+            ids.len().saturating_sub(1)
+        } else {
+            extend(ends, &|x| x >= b_end)?;
+            ends.partition_point(|&x| x < b_end).min(ids.len().saturating_sub(1))
+        };
         if first <= last && first < ids.len() {
             mask[first..=last].fill(1);
         }

@@ -19,7 +19,7 @@ And any Jinja chat template (:mod:`bytepair.chat.jinja`: :class:`ChatTemplate`,
 
 No template lets a message inject a special token by spelling one: the per-piece built-ins
 encode content with ``encode_ordinary``; chatml and Jinja split the rendered text only at the
-template's own special tokens. :func:`render_many` renders datasets on worker processes.
+template's own special tokens. :func:`render_many` renders datasets, encoding on threads beside the rendering.
 """
 
 from __future__ import annotations

@@ -229,6 +229,8 @@ class _Specials:
         self._special = re.compile(f"({alternation})")
 
     def mark(self, value: Any) -> Any:
+        if type(value) is dict:  # before the isinstance chain: Mapping is an ABC, slow to test
+            return {k: self.mark(v) for k, v in value.items()}
         if isinstance(value, str):
             if self._special.search(value) is None and not _has_private(value):
                 return value

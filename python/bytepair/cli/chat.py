@@ -32,7 +32,7 @@ _BUILTIN = ["nanochat", "llama3", "harmony", "chatml", "mistral_v1", "mistral_v2
               help="Write to this file instead of stdout: .jsonl (one {\"ids\", \"mask\"} per line), "
                    ".npz (numpy: ids, mask, offsets) or .arrow (Arrow IPC, needs pyarrow).")
 @click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: every core).")
+              help="Threads (default: every core): the encoding runs on them beside the rendering.")
 @click.option("--show", is_flag=True,
               help="Print each conversation's tokens, trained ones in green, instead of JSON.")
 def chat(files, encoding_name, model, vocab, template, max_tokens, drop_long, output, workers, show):
