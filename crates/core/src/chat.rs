@@ -197,6 +197,15 @@ mod tests {
     }
 
     #[test]
+    fn spans_inside_the_text_stop_at_their_last_token() {
+        let tok = bytes_tokenizer();
+        // "ab" " " "c" "d" " " "ab": the spans (1, 2) and (3, 4) touch tokens 0 and 2.
+        let (ids, mask) = run(&tok, &[Segment::Text { text: "ab cd ab", train: Train::Spans(&[(1, 2), (3, 4)]) }]);
+        assert_eq!(ids, vec![256, b' ' as u32, b'c' as u32, b'd' as u32, b' ' as u32, 256]);
+        assert_eq!(mask, vec![1, 0, 1, 0, 0, 0]);
+    }
+
+    #[test]
     fn no_all_and_whole_span_agree() {
         let tok = bytes_tokenizer();
         let (_, none) = run(&tok, &[Segment::Text { text: "ab cd", train: Train::No }]);

@@ -49,8 +49,8 @@ def render_many(
     if max_tokens is not None and max_tokens < 0:
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
     threads = num_workers or os.cpu_count() or 1
-    chunks = _rendered(encoding, _template(encoding, template), conversations, options)
     with _gc_paused():
+        chunks = _rendered(encoding, _template(encoding, template), conversations, options)
         out = _render_chunks(encoding, chunks, threads)
     return _limit(out, max_tokens, drop_long)
 
