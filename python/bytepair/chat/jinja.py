@@ -86,7 +86,9 @@ class ChatTemplate:
         eos = self.special_tokens_map.get("eos_token")
         if eos and eos not in names:
             names.append(eos)
-        return [t for t in names if t in encoding.special_tokens_set]
+        # The private dict: ``special_tokens_set`` builds a set (o200k_harmony: over a thousand
+        # entries) per call, and this runs per conversation.
+        return [t for t in names if t in encoding._special_tokens]
 
     # rendering ---------------------------------------------------------------------------
 
