@@ -66,12 +66,20 @@ class Render:
             self.parts.append(text)
             self.trains.append(train)
 
-    def const(self, text: str, train: int) -> None:
-        """A text the template itself writes (a frame's newline): its ids, encoded once per
-        encoding, go in as parts of their own, which the core copies rather than encodes."""
+    def special_id(self, token: str) -> int:
+        return self._specials[token]
+
+    def const_ids(self, text: str) -> list[int]:
+        """The ids of a text the template itself writes (a frame's newline), encoded once per
+        encoding."""
         ids = self._const.get(text)
         if ids is None:
             ids = self._const[text] = self.enc.encode_ordinary(text)
+        return ids
+
+    def const(self, text: str, train: int) -> None:
+        """:meth:`const_ids` as parts of their own, which the core copies rather than encodes."""
+        ids = self.const_ids(text)
         self.parts += ids
         self.trains += [train] * len(ids)
 
@@ -144,6 +152,8 @@ def role_of(message: Mapping[str, Any]) -> str:
     """The role as a plain string: openai-harmony's ``Message.to_dict()`` gives a ``Role`` enum
     (a ``str`` subclass whose ``format`` is ``Role.USER``, not ``user``)."""
     role = message["role"]
+    if type(role) is str:  # the common case; getattr's miss raises and catches an AttributeError
+        return role
     role = getattr(role, "value", role)
     if not isinstance(role, str):
         raise ChatError(f"role must be a string, got {type(role).__name__}")

@@ -28,18 +28,24 @@ CL100K_IM_SPECIAL_TOKENS = {"<|im_start|>": 100264, "<|im_end|>": 100265}
 def render(out: Render, messages: list, options: dict) -> None:
     if options:
         raise ChatError(f"the chatml template takes no options, got {', '.join(sorted(options))}")
+    # Render.special/run/const inlined: this loop runs for every message of a dataset, and the
+    # method calls were a third of its time. The parts are the same as theirs.
+    im_start, im_end = out.special_id("<|im_start|>"), out.special_id("<|im_end|>")
+    newline = out.const_ids("\n")
+    untrained = [0] * len(newline)
+    parts, trains = out.parts, out.trains
     for i, message in enumerate(messages):
         role = role_of(message)
-        # A plain string without the helpers' checks: render_many runs this for every message.
         content = message["content"] if "content" in message else content_of(message, f"message {i}")
         if type(content) is not str:
             content = "".join(text_parts(content, f"message {i}"))
-        train = role == "assistant"
         head = f"{role}\n"
-        out.special("<|im_start|>", 0)
-        out.run(head + content, [(len(head), len(head) + len(content))] if train and content else [])
-        out.special("<|im_end|>", int(train))
-        out.const("\n", 0)
+        if role == "assistant":
+            parts += (im_start, head + content, im_end, *newline)
+            trains += (0, [(len(head), len(head) + len(content))] if content else 0, 1, *untrained)
+        else:
+            parts += (im_start, head + content, im_end, *newline)
+            trains += (0, 0, 0, *untrained)
 
 
 def complete(out: Render, messages: list, options: dict) -> None:
