@@ -121,3 +121,11 @@ def test_a_partial_mask_on_lone_surrogates_is_refused(cl100k_im):
         render_many(cl100k_im, convs, num_workers=1)
     with pytest.raises(ChatError, match="^a text whose mask splits it holds lone surrogates"):
         render_conversation(cl100k_im, convs[3])
+
+
+def test_a_chat_job_gives_encode_chats_result_once(cl100k_im):
+    rendered = [([100264, "user\nhi"], [0, 0]), (["assistant\n\nHi", 100265], [[(10, 13)], 1])]
+    job = cl100k_im._core_bpe.encode_chat_start(rendered, 2)
+    assert job.result() == cl100k_im._core_bpe.encode_chat(rendered, 1)
+    with pytest.raises(RuntimeError, match="already taken"):
+        job.result()

@@ -14,10 +14,13 @@ use pyo3::types::{PyList, PyString, PyTuple};
 use rayon::prelude::*;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Mutex;
 
 use crate::errors::to_py;
 use crate::ids::IntCache;
 use crate::text::Text;
+use crate::tokenizer::Tokenizer;
 
 /// A part of a conversation as taken from Python (owning its text's borrow of the `str`).
 enum Part {
@@ -62,29 +65,99 @@ pub fn encode_chat<'py>(
     conversations: &Bound<'py, PyAny>,
     num_threads: usize,
 ) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+    let (convs, refused) = convert(conversations)?;
+    let chunks = py.allow_threads(|| {
+        if num_threads <= 1 || convs.len() <= CHUNK {
+            // Here, not on a pool's thread: handing a small batch to another thread and
+            // waiting for it costs a wake-up, which on a busy machine is a time slice.
+            return encode_all(tokenizer, &convs, 1);
+        }
+        crate::threads::with_threads(num_threads, || encode_all(tokenizer, &convs, num_threads)).unwrap_or_else(|| encode_all(tokenizer, &convs, 1))
+    });
+    lists(py, ints, chunks, refused)
+}
+
+/// `encode_chat` in two steps: [`start`] converts the conversations and hands their encoding to
+/// the pool, without waiting; [`ChatJob::result`] waits for it and builds the lists. The caller
+/// (`render_many`) renders the next conversations in between. A Python thread that called
+/// `encode_chat` instead needed the GIL to convert and to build the lists, which it got only
+/// when the rendering thread blocked (or after the 5 ms switch interval): rendering and encoding
+/// took turns rather than overlapping.
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct ChatJob {
+    done: Mutex<Option<Receiver<Finished>>>,
+    refused: Option<(usize, &'static str)>,
+    tokenizer: Py<Tokenizer>,
+}
+
+/// What the pool sends back: the chunks, and the conversations and tokenizer it borrowed (to be
+/// released here, with the GIL, rather than on the pool's thread).
+type Finished = (Vec<Done>, Vec<Vec<Part>>, Py<Tokenizer>);
+
+pub fn start(tokenizer: &Bound<'_, Tokenizer>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<ChatJob> {
+    let py = tokenizer.py();
+    let (convs, refused) = convert(conversations)?;
+    let (tx, rx) = channel();
+    let lent = tokenizer.clone().unbind();
+    let job = move || {
+        let chunks = encode_all(&lent.get().inner, &convs, num_threads);
+        let _ = tx.send((chunks, convs, lent)); // the receiver is gone only if the job was dropped
+    };
+    match crate::threads::pool_of(num_threads) {
+        Some(pool) => pool.spawn(job),
+        None => py.allow_threads(job), // no thread could be started: here, now
+    }
+    Ok(ChatJob { done: Mutex::new(Some(rx)), refused, tokenizer: tokenizer.clone().unbind() })
+}
+
+#[pymethods]
+impl ChatJob {
+    /// `encode_chat`'s `(results, failed)`, once the pool is done (waited for with the GIL
+    /// released). A second call raises.
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+        let rx = self.done.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let rx = rx.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
+        let (chunks, _convs, _lent) = py
+            .allow_threads(move || rx.recv())
+            .map_err(|_| PyRuntimeError::new_err("bytepair internal error: a chat job ended without a result (a bug: please report it)"))?;
+        lists(py, &self.tokenizer.get().ints, chunks, self.refused)
+    }
+}
+
+/// The conversations as parts, up to the first that cannot be taken (its index and why): the
+/// ones before it are still encoded, since an error among them comes first.
+fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Vec<Part>>, Option<(usize, &'static str)>)> {
     let mut convs: Vec<Vec<Part>> = Vec::with_capacity(conversations.len().unwrap_or(0));
-    // The first conversation that cannot be taken: the ones before it are still encoded, since
-    // an error among them comes first.
-    let mut refused = None;
     for conv in conversations.try_iter()? {
         match parts(&conv?)? {
             Some(p) => convs.push(p),
             None => {
-                refused = Some((convs.len(), "surrogates"));
-                break;
+                let at = convs.len();
+                return Ok((convs, Some((at, "surrogates"))));
             }
         }
     }
-    let chunks: Vec<Done> = py.allow_threads(|| {
-        let run = |(c, chunk): (usize, &[Vec<Part>])| encode_chunk(tokenizer, c * CHUNK, chunk);
-        let serial = || convs.chunks(CHUNK).enumerate().map(run).collect();
-        if num_threads <= 1 || convs.len() <= CHUNK {
-            // Here, not on a pool's thread: handing a small batch to another thread and
-            // waiting for it costs a wake-up, which on a busy machine is a time slice.
-            return serial();
-        }
-        crate::threads::with_threads(num_threads, || convs.par_chunks(CHUNK).enumerate().map(run).collect()).unwrap_or_else(serial)
-    });
+    Ok((convs, None))
+}
+
+/// Every conversation encoded, in chunks, on the current pool's threads when `num_threads` > 1
+/// (the caller runs this inside one of our pools).
+fn encode_all(tokenizer: &bytepair_core::Tokenizer, convs: &[Vec<Part>], num_threads: usize) -> Vec<Done> {
+    let run = |(c, chunk): (usize, &[Vec<Part>])| encode_chunk(tokenizer, c * CHUNK, chunk);
+    if num_threads <= 1 {
+        convs.chunks(CHUNK).enumerate().map(run).collect()
+    } else {
+        convs.par_chunks(CHUNK).enumerate().map(run).collect()
+    }
+}
+
+/// The `(ids, mask)` lists of the encoded chunks, up to the first failure.
+fn lists<'py>(
+    py: Python<'py>,
+    ints: &IntCache,
+    chunks: Vec<Done>,
+    refused: Option<(usize, &'static str)>,
+) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
     // Lists of ints form no cycles; without the pause the collector walked every young list
     // (a fifth of a call's samples in perf).
     let _gc = crate::threads::GcPaused::new(py);

@@ -45,6 +45,7 @@ fn known_encoding_by_sha256(digest: [u8; 32]) -> Option<&'static str> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::Tokenizer>()?;
     m.add_class::<ids::IdBuffer>()?;
+    m.add_class::<chat::ChatJob>()?;
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(known_encoding, m)?)?;

@@ -109,7 +109,11 @@ def encode_parts(encoding: Any, rendered: list[tuple[list, list]], num_threads: 
     A conversation whose spans split a text of a model whose tokens are not the text's bytes
     raises a :class:`ChatError`, which names it (``conversation i: ...``, counting from
     ``first``) when ``first`` is given."""
-    results, failed = encoding._core_bpe.encode_chat(rendered, num_threads)
+    return checked(encoding, *encoding._core_bpe.encode_chat(rendered, num_threads), first)
+
+
+def checked(encoding: Any, results: list, failed: tuple[int, str] | None, first: int | None) -> list:
+    """``results`` of ``encode_chat`` (or a job's), or the :class:`ChatError` for ``failed``."""
     if failed is not None:
         index, why = failed
         message = _REFUSED[why].format(name=encoding.name)

@@ -4,18 +4,18 @@ A conversation costs two kinds of work: the template's (Python: walking the mess
 jinja2 for a Jinja template), which gives its parts (special-token ids and texts, see
 :class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust). The template's
 part runs here, in this thread; the encoding runs in one core call per chunk of conversations,
-on threads with the GIL released (``Tokenizer.encode_chat``). Chunks are pipelined: while the
-core encodes one chunk, this thread renders the next. No worker processes: the rendered parts
-and the results would have to be pickled across, and measured on the built-in templates that
-cost more than the encoding itself.
+with the GIL released. With more than one thread the chunks are pipelined: the core encodes a
+chunk on its own threads (``Tokenizer.encode_chat_start``) while this thread renders the next,
+and the lists are built here once that is done. No worker processes: the rendered parts and the
+results would have to be pickled across, which measured slower than one process.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -72,27 +72,32 @@ def _gc_paused():
 
 
 def _render_chunks(encoding: Any, chunks, threads: int) -> list:
-    from bytepair.chat._render import encode_parts
+    from bytepair.chat._render import checked, encode_parts
 
     out: list = []
     if threads == 1:  # everything on this thread, one chunk after the other
         for first, rendered in chunks:
             out += encode_parts(encoding, rendered, 1, first=first)
         return out
-    with ThreadPoolExecutor(1) as encoder:
-        pending = None
+    # The core encodes a chunk on its own threads (threads - 1 of them: this one renders the
+    # next chunk meanwhile) and is asked for the lists only once the next chunk is rendered.
+    jobs: deque = deque()
+    chunks = iter(chunks)
+    while True:
         try:
-            for first, rendered in chunks:
-                submitted = encoder.submit(encode_parts, encoding, rendered, threads, first=first)
-                if pending is not None:
-                    out += pending.result()
-                pending = submitted
-        except ChatError:
-            if pending is not None:
-                pending.result()  # an earlier conversation's error comes first, as in a serial loop
+            first, rendered = next(chunks)
+        except StopIteration:
+            break
+        except ChatError:  # a conversation failed to render; an earlier one may have failed to encode
+            for first_done, job in jobs:
+                checked(encoding, *job.result(), first_done)
             raise
-        if pending is not None:
-            out += pending.result()
+        jobs.append((first, encoding._core_bpe.encode_chat_start(rendered, max(1, threads - 1))))
+        if len(jobs) > 1:
+            first_done, job = jobs.popleft()
+            out += checked(encoding, *job.result(), first_done)
+    for first_done, job in jobs:
+        out += checked(encoding, *job.result(), first_done)
     return out
 
 
