@@ -38,7 +38,13 @@ class Template:
 
 class Render:
     """A conversation as parts (special-token ids and texts) and, for each, its train: 0, 1, or
-    for a text the character spans whose tokens are trained (see :meth:`run`)."""
+    for a text the character spans (sorted, not overlapping) whose tokens are trained.
+
+    Spans are for templates that write a header and the content into one text (ChatML's
+    ``assistant\\n`` + content; every Jinja template), where the two can merge into one token:
+    such a token is trained if it holds any trained character, as transformers marks a token
+    whose offsets overlap a ``{% generation %}`` span. A span that splits a text needs the
+    tokens' offsets, which only a byte-level model has (see :func:`encode_parts`)."""
 
     __slots__ = ("enc", "parts", "trains", "_specials", "_const")
 
@@ -82,20 +88,6 @@ class Render:
         ids = self.const_ids(text)
         self.parts += ids
         self.trains += [train] * len(ids)
-
-    def run(self, text: str, spans: list[tuple[int, int]]) -> None:
-        """``text`` encoded as one piece, each token that overlaps one of the character
-        ``spans`` (sorted, non-overlapping) trained, as transformers marks a token whose offsets
-        overlap a ``{% generation %}`` span.
-
-        Templates that write a header and the content into one string (ChatML's
-        ``assistant\\n`` + content; every Jinja template) let the two merge into one token: such
-        a token is trained if it holds any trained character. A span that splits the text needs
-        the tokens' offsets, which only a byte-level model has (see :func:`encode_parts`)."""
-        if text:
-            self.parts.append(text)
-            # The whole text or nothing: no offsets needed, so any model can take it.
-            self.trains.append(0 if not spans else 1 if spans == [(0, len(text))] else spans)
 
     def ids_and_mask(self) -> tuple[list[int], list[int]]:
         return encode_parts(self.enc, [(self.parts, self.trains)])[0]
@@ -144,7 +136,8 @@ def messages_of(conversation: Any) -> list[Mapping[str, Any]]:
         if "messages" not in conversation:
             raise ChatError("a conversation given as a dict needs a 'messages' list")
         conversation = conversation["messages"]
-    if type(conversation) is not list and (isinstance(conversation, (str, bytes)) or not isinstance(conversation, Sequence)):
+    if type(conversation) is not list and (isinstance(conversation, (str, bytes))
+                                           or not isinstance(conversation, Sequence)):
         raise ChatError(f"a conversation is a list of messages, not {type(conversation).__name__}")
     for i, message in enumerate(conversation):
         if not (type(message) is dict or isinstance(message, Mapping)) or "role" not in message:

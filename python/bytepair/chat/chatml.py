@@ -28,8 +28,10 @@ CL100K_IM_SPECIAL_TOKENS = {"<|im_start|>": 100264, "<|im_end|>": 100265}
 def render(out: Render, messages: list, options: dict) -> None:
     if options:
         raise ChatError(f"the chatml template takes no options, got {', '.join(sorted(options))}")
-    # Render.special/run/const inlined: this loop runs for every message of a dataset, and the
-    # method calls were a third of its time. The parts are the same as theirs.
+    # The parts written here rather than through Render.special/const: this loop runs for every
+    # message of a dataset, and the method calls were a third of its time. Each message is
+    # <|im_start|>, "role\n" + content as one text (an assistant's content its trained span),
+    # <|im_end|> (trained for an assistant), then the newline's ids.
     im_start, im_end = out.special_id("<|im_start|>"), out.special_id("<|im_end|>")
     newline = out.const_ids("\n")
     untrained = [0] * len(newline)
