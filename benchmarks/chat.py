@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Chat rendering throughput: bytepair against transformers' apply_chat_template, same data,
-same template, identical ids checked first.
+same template, identical ids (and masks) checked first.
 
 Conversations are cut from the corpus mix (a system prompt half the time, 1-4 user/assistant
 turns of 0-1500 characters). The tokenizer is cl100k with tiktoken's ChatML ids, written by
-bytepair as tokenizer.json and loaded by transformers' PreTrainedTokenizerFast (offline). Timed,
-best of --repeat:
+bytepair as tokenizer.json and loaded by transformers' PreTrainedTokenizerFast (offline). Timed
+in --repeat rounds of every row, best round per row:
 
 - transformers: apply_chat_template(batch, tokenize=True) on the whole list (its fastest path:
   one render per conversation, then one batched encode in Rust), with the ChatML Jinja template;
   and with return_assistant_tokens_mask on the {% generation %} version;
-- bytepair, Jinja: render_many with the same template (ids and mask), 1 worker and all cores;
-- bytepair, built-in chatml: render_many (ids and mask), 1 worker and all cores.
+- bytepair, Jinja: render_many with the same template (ids and mask), 1 thread and all cores;
+- bytepair, built-in chatml: render_many (ids and mask), 1 thread and all cores.
+
+render_many renders in the calling thread and encodes in the core; with more than one thread
+the encoding runs beside the rendering (see python/bytepair/chat/batch.py).
 
     python benchmarks/chat.py --corpus-dir corpus --n 4000
 """
@@ -52,13 +55,10 @@ def conversations(docs: list[str], n: int, seed: int = 0) -> list[list[dict]]:
     return out
 
 
-def best(f, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def timed(f) -> float:
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -88,7 +88,9 @@ def main() -> None:
                                         return_assistant_tokens_mask=True)
     ours_jinja = render_many(enc, convs, template=template)
     ours_builtin = render_many(enc, convs, template="chatml")
+    serial = render_many(enc, convs, template="chatml", num_workers=1)
     assert [ids for ids, _ in ours_jinja] == hf_ids == [ids for ids, _ in ours_builtin]
+    assert serial == ours_builtin == ours_jinja
     assert [m for _, m in ours_builtin] == hf_masked["assistant_masks"]
     cores = os.cpu_count() or 1
     rows = [
@@ -97,18 +99,20 @@ def main() -> None:
         ("transformers apply_chat_template (batch, ids + assistant mask)",
          lambda: tok.apply_chat_template(convs, chat_template=CHATML_MARKED, tokenize=True, return_dict=True,
                                          return_assistant_tokens_mask=True)),
-        ("bytepair Jinja template, 1 process (ids + mask)", lambda: render_many(enc, convs, template=template, num_workers=1)),
-        (f"bytepair Jinja template, {cores} processes", lambda: render_many(enc, convs, template=template)),
-        ("bytepair built-in chatml, 1 process (ids + mask)", lambda: render_many(enc, convs, template="chatml", num_workers=1)),
-        (f"bytepair built-in chatml, {cores} processes", lambda: render_many(enc, convs, template="chatml")),
+        ("bytepair Jinja template, 1 thread (ids + mask)", lambda: render_many(enc, convs, template=template, num_workers=1)),
+        (f"bytepair Jinja template, {cores} threads", lambda: render_many(enc, convs, template=template)),
+        ("bytepair built-in chatml, 1 thread (ids + mask)", lambda: render_many(enc, convs, template="chatml", num_workers=1)),
+        (f"bytepair built-in chatml, {cores} threads", lambda: render_many(enc, convs, template="chatml")),
     ]
-    base = None
-    print(f"{args.n} conversations, {sum(len(i) for i in hf_ids):,} tokens, {cores} cores; ids identical\n")
+    # Rounds: every row once per round, best of the rounds. On a shared machine a burst of
+    # load then hits one round of every row, not every repeat of one row.
+    times = [min(ts) for ts in zip(*([timed(f) for _, f in rows] for _ in range(args.repeat)))]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{args.n} conversations, {sum(len(i) for i in hf_ids):,} tokens, {cores} cores, load average "
+          f"{load:.1f} at the end; ids identical, masks identical\n")
     print("| renderer | conversations/s | vs transformers (ids) |\n|---|---:|---:|")
-    for name, f in rows:
-        rate = args.n / best(f, args.repeat)
-        base = base or rate
-        print(f"| {name} | {rate:,.0f} | {rate / base:.2f}x |")
+    for (name, _), t in zip(rows, times):
+        print(f"| {name} | {args.n / t:,.0f} | {times[0] / t:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import os
 from typing import Any, Sequence, final
 
 __all__ = [
-    "BYTE_LEVEL_CHARS", "IdBuffer", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
+    "BYTE_LEVEL_CHARS", "ChatJob", "IdBuffer", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
     "bpe2_info", "gpt2_to_tiktoken", "known_encoding", "known_encoding_by_sha256",
     "parse_tiktoken",
 ]
@@ -89,6 +89,12 @@ class Tokenizer:
     def encode_batch(self, texts: Sequence[str], **kwargs: Any) -> list[list[int]]:
         """kwargs: encode's, and num_threads (default 8)."""
     def encode_ordinary_batch(self, texts: Sequence[str], num_threads: int | None = None) -> list[list[int]]: ...
+    def encode_chat(
+        self, conversations: Sequence[tuple[list[int | str], list[Any]]], num_threads: int = 1
+    ) -> tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None]: ...
+    def encode_chat_start(
+        self, conversations: Sequence[tuple[list[int | str], list[Any]]], num_threads: int = 1
+    ) -> ChatJob: ...
     def clear_cache(self) -> None: ...
     def encode_single_token(self, bytes: bytes) -> int: ...
     def token_id(self, bytes: bytes) -> int | None: ...
@@ -168,3 +174,8 @@ def known_encoding_by_sha256(digest: bytes) -> str | None:
     """The known encoding a ranks file with this SHA-256 (32 bytes) is named after, or None."""
 def gpt2_to_tiktoken(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
     """GPT-2's two files as a .tiktoken file's bytes (ranks checked to agree)."""
+
+
+@final
+class ChatJob:
+    def result(self) -> tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None]: ...

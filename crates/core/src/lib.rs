@@ -19,9 +19,11 @@
 //! - [`known`]: the pinned facts (hash, pattern, specials) of the encodings bytepair knows by name.
 //! - [`tokenizer`]: [`Tokenizer`], one type over the three models: the surface bindings call.
 //! - [`train`]: the BPE trainer (chunk counting, the merge loop).
+//! - [`chat`]: a rendered chat conversation (special ids and texts) -> ids and training mask.
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
 
+pub mod chat;
 pub mod error;
 pub mod formats;
 pub mod added;

@@ -107,7 +107,8 @@ impl IntCache {
         p
     }
 
-    pub fn list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+    /// The `list[int]` of `ids` (`u8` too: a chat mask's 0s and 1s are ids 0 and 1's ints).
+    pub fn list<'py, T: Copy + Into<u32>>(&self, py: Python<'py>, ids: &[T]) -> PyResult<Bound<'py, PyList>> {
         let slots = self.slots.get_or_init(|| (0..self.n).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect());
         // Safety: we hold the GIL (`py`); the list is fully initialised before anyone sees it,
         // and on failure it is released by `from_owned_ptr_or_err` / the Bound's drop.
@@ -115,7 +116,7 @@ impl IntCache {
             let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
             let list = Bound::from_owned_ptr_or_err(py, list)?;
             for (i, &id) in ids.iter().enumerate() {
-                let obj = self.int(slots, id);
+                let obj = self.int(slots, id.into());
                 if obj.is_null() {
                     // The remaining items are NULL, which list deallocation tolerates.
                     return Err(PyErr::fetch(py));

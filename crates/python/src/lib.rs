@@ -2,6 +2,7 @@
 //! releases the GIL around every loop over text; the rules (special-token policy, surrogates,
 //! registry, file handling) live in the Python package. One module per part of the core.
 
+mod chat;
 mod errors;
 mod formats;
 mod ids;
@@ -44,6 +45,7 @@ fn known_encoding_by_sha256(digest: [u8; 32]) -> Option<&'static str> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::Tokenizer>()?;
     m.add_class::<ids::IdBuffer>()?;
+    m.add_class::<chat::ChatJob>()?;
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(known_encoding, m)?)?;

@@ -78,6 +78,12 @@ pub fn with_threads<R: Send>(num_threads: usize, f: impl FnOnce() -> R + Send) -
     pool(n).or_else(|| pool(1)).map(|p| p.install(f))
 }
 
+/// Our pool of `num_threads` threads (at most one per core), to `spawn` work on that the
+/// caller does not wait for; None if not even a one-thread pool could be started.
+pub fn pool_of(num_threads: usize) -> Option<Arc<ThreadPool>> {
+    pool(num_threads.clamp(1, cores())).or_else(|| pool(1))
+}
+
 /// [`with_threads`], with "could not start threads" as a Python error.
 pub fn on_threads<R: Send>(num_threads: usize, f: impl FnOnce() -> PyResult<R> + Send) -> PyResult<R> {
     with_threads(num_threads, f).unwrap_or_else(|| Err(pyo3::exceptions::PyRuntimeError::new_err("bytepair: cannot start worker threads")))
@@ -128,10 +134,10 @@ where
 /// drop. Thousands of new lists trigger a collection every 700 allocations, and each one
 /// walks every id of every young list: perf put the collector at about 7% of a batch's
 /// samples, all of it serial. Lists of ints cannot form cycles, so pausing loses nothing.
-struct GcPaused(bool);
+pub struct GcPaused(bool);
 
 impl GcPaused {
-    fn new(_py: Python<'_>) -> Self {
+    pub fn new(_py: Python<'_>) -> Self {
         // Safety: the GIL is held (`_py`); PyGC_Disable returns the previous state.
         GcPaused(unsafe { pyo3::ffi::PyGC_Disable() } == 1)
     }

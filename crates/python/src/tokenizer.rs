@@ -40,8 +40,8 @@ fn encoder_from_bpe2(file: bpe2::Bpe2, specials: Option<Vec<(String, u32)>>, pat
 
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct Tokenizer {
-    inner: bytepair_core::Tokenizer,
-    ints: IntCache,
+    pub(crate) inner: bytepair_core::Tokenizer,
+    pub(crate) ints: IntCache,
 }
 
 impl Tokenizer {
@@ -352,6 +352,20 @@ impl Tokenizer {
     fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, num_threads: Option<usize>) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
         crate::threads::encode_batch(py, &texts, num_threads.unwrap_or(DEFAULT_THREADS), &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
+    }
+
+    /// Rendered chat conversations -> `(ids, mask)` lists, on up to `num_threads` threads
+    /// (see `chat.rs`): `(results, failed)`.
+    #[pyo3(signature = (conversations, num_threads=1))]
+    fn encode_chat<'py>(&self, py: Python<'py>, conversations: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+        crate::chat::encode_chat(py, &self.inner, &self.ints, conversations, num_threads)
+    }
+
+    /// `encode_chat` without waiting: the encoding runs on a pool of `num_threads` threads
+    /// while the caller goes on; `.result()` gives `(results, failed)` (see `chat.rs`).
+    #[pyo3(signature = (conversations, num_threads=1))]
+    fn encode_chat_start(slf: &Bound<'_, Self>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<crate::chat::ChatJob> {
+        crate::chat::start(slf, conversations, num_threads)
     }
 
     /// Forgets the merged pieces the model's cache holds (rank models: each thread's table,

@@ -19,7 +19,7 @@ And any Jinja chat template (:mod:`bytepair.chat.jinja`: :class:`ChatTemplate`,
 
 No template lets a message inject a special token by spelling one: the per-piece built-ins
 encode content with ``encode_ordinary``; chatml and Jinja split the rendered text only at the
-template's own special tokens. :func:`render_many` renders datasets on worker processes.
+template's own special tokens. :func:`render_many` renders datasets, encoding on threads beside the rendering.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bytepair.chat import chatml, harmony, llama3, mistral, nanochat
-from bytepair.chat._render import Render, Template, messages_of
+from bytepair.chat._render import Render, Template, encode_parts, messages_of
 from bytepair.chat.jinja import ChatTemplate, load_chat_template
 from bytepair.chat.nanochat import NANOCHAT_SPECIAL_TOKENS
 from bytepair.chat.batch import render_many
@@ -84,9 +84,21 @@ def _template(encoding: Any, template: Any) -> Template | ChatTemplate:
 def _with_tools(conversation: Any, options: dict) -> dict:
     """A conversation given as ``{"messages": [...], "tools": [...]}`` (the shape of SFT datasets)
     passes its tools to the template, unless the caller gave ``tools=`` itself."""
-    if isinstance(conversation, Mapping) and conversation.get("tools") and "tools" not in options:
+    # `type(...) is list` first: the isinstance against an ABC costs more than the rest here.
+    if type(conversation) is not list and isinstance(conversation, Mapping) and conversation.get("tools") \
+            and "tools" not in options:
         return {**options, "tools": conversation["tools"]}
     return options
+
+
+def _parts(encoding: Any, t: Template | ChatTemplate, conversation: Any, options: dict) -> tuple[list, list]:
+    """``conversation`` rendered by ``t`` as ``(parts, trains)`` for :func:`encode_parts`."""
+    options = _with_tools(conversation, options)
+    if isinstance(t, ChatTemplate):
+        return t.parts(encoding, messages_of(conversation), **options)
+    out = Render(encoding, t)
+    t.render(out, messages_of(conversation), options)
+    return out.parts, out.trains
 
 
 def render_conversation(
@@ -112,14 +124,7 @@ def render_conversation(
     """
     if max_tokens is not None and max_tokens < 0:
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
-    t = _template(encoding, template)
-    options = _with_tools(conversation, options)
-    if isinstance(t, ChatTemplate):
-        ids, mask = t.encode(encoding, messages_of(conversation), **options)
-    else:
-        out = Render(encoding, t)
-        t.render(out, messages_of(conversation), options)
-        ids, mask = out.ids, out.mask
+    ids, mask = encode_parts(encoding, [_parts(encoding, _template(encoding, template), conversation, options)])[0]
     if max_tokens is not None:
         del ids[max_tokens:], mask[max_tokens:]
     return ids, mask
@@ -146,7 +151,7 @@ def render_for_completion(
                         **options)[0]
     out = Render(encoding, t)
     t.complete(out, messages_of(conversation), options)
-    return out.ids
+    return out.ids_and_mask()[0]
 
 
 def stop_tokens(encoding: Any, *, template: str | None = None) -> list[int]:

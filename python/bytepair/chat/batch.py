@@ -1,28 +1,29 @@
 """Rendering many conversations on all cores: :func:`render_many`.
 
-Rendering is Python (template logic) around the Rust encoder, so threads would serialize on the
-GIL; the conversations are cut into chunks and rendered in worker processes. On platforms with
-``fork`` the workers inherit the encoding and template from the parent (no pickling of a
-200k-entry vocabulary per worker); elsewhere they are pickled once per worker. Results come
-back in input order.
+A conversation costs two kinds of work: the template's (Python: walking the messages, or
+jinja2 for a Jinja template), which gives its parts (special-token ids and texts, see
+:class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust). The template's
+part runs here, in this thread; the encoding runs in one core call per chunk of conversations,
+with the GIL released. With more than one thread the chunks are pipelined: the core encodes a
+chunk on its own threads (``Tokenizer.encode_chat_start``) while this thread renders the next,
+and the lists are built here once that is done. No worker processes: the rendered parts and the
+results would have to be pickled across, which measured slower than one process.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import gc
 import os
-from array import array
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Iterable
+from contextlib import contextmanager
 from typing import Any
 
 from bytepair.errors import ChatError
 
-#: Conversations per task: large enough that process round trips cost little, small enough to
-#: balance the load across workers.
+#: Conversations per core call: large enough that a call's overhead is small, small enough
+#: that rendering and encoding overlap for most of a batch.
 CHUNK = 256
-
-_job: tuple | None = None  # (encoding, template, max_tokens, drop_long, options) in a worker
 
 
 def render_many(
@@ -35,93 +36,96 @@ def render_many(
     num_workers: int | None = None,
     **options: Any,
 ) -> list[tuple[list[int], list[int]] | None]:
-    """``render_conversation`` for each conversation, on ``num_workers`` processes (default:
-    every core), in input order.
+    """``render_conversation`` for each conversation, in input order; the encoding runs on
+    ``num_workers`` threads (default: every core).
 
     With ``max_tokens``, a longer conversation is truncated, or, with ``drop_long``, left out:
     its entry is ``None``. A :class:`ChatError` names the conversation's index.
     """
+    from bytepair.chat import _template
+
     if drop_long and max_tokens is None:
         raise ChatError("drop_long needs max_tokens")
     if max_tokens is not None and max_tokens < 0:
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
-    conversations = list(conversations)
-    workers = num_workers or os.cpu_count() or 1
-    job = (encoding, template, max_tokens, drop_long, options)
-    chunks = [(start, conversations[start:start + CHUNK]) for start in range(0, len(conversations), CHUNK)]
-    if workers == 1 or len(chunks) <= 1:
-        return [r for start, chunk in chunks for r in _render_chunk(job, start, chunk)]
-    global _job
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods:
-        _job = job  # inherited by the forked workers
-        try:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                parts = list(pool.map(_forked_chunk, chunks))
-        finally:
-            _job = None
-    else:
-        with ProcessPoolExecutor(workers, initializer=_set_job, initargs=(job,)) as pool:
-            parts = list(pool.map(_forked_chunk, chunks))
-    out = []
-    for part in parts:
-        if isinstance(part, ChatError):
-            raise part
-        out += _unpack(part)
-    return out
+    threads = num_workers or os.cpu_count() or 1
+    with _gc_paused():
+        chunks = _rendered(encoding, _template(encoding, template), conversations, options)
+        out = _render_chunks(encoding, chunks, threads)
+    return _limit(out, max_tokens, drop_long)
 
 
-def _set_job(job) -> None:
-    global _job
-    _job = job
-
-
-def _forked_chunk(item):
-    start, chunk = item
+@contextmanager
+def _gc_paused():
+    """Python's cyclic collector paused, as the core's batch calls pause it while they build
+    lists: every collection walks each young list of ids, and a dataset makes thousands (a
+    fifth of render_many's time on the benchmark's conversations). Lists of ints and the
+    rendered parts form no cycles; anything a Jinja template leaves in a cycle is collected
+    once the collector resumes."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        rendered = _render_chunk(_job, start, chunk)
-    except ChatError as e:  # returned, not raised: the parent raises it with its message intact
-        return e
-    # Sent back as flat buffers: pickling lists of Python ints costs more than rendering them.
-    lengths = array("q", [-1 if r is None else len(r[0]) for r in rendered])
-    ids = array("I", [i for r in rendered if r is not None for i in r[0]])
-    mask = bytes(m for r in rendered if r is not None for m in r[1])
-    return lengths.tobytes(), ids.tobytes(), mask
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
-def _unpack(part):
-    lengths, ids, mask = array("q"), array("I"), mask_bytes(part[2])
-    lengths.frombytes(part[0])
-    ids.frombytes(part[1])
-    ids = ids.tolist()
-    out, at = [], 0
-    for n in lengths:
-        if n < 0:
-            out.append(None)
-            continue
-        out.append((ids[at:at + n], mask[at:at + n]))
-        at += n
+def _render_chunks(encoding: Any, chunks, threads: int) -> list:
+    from bytepair.chat._render import checked, encode_parts
+
+    out: list = []
+    if threads == 1:  # everything on this thread, one chunk after the other
+        for first, rendered in chunks:
+            out += encode_parts(encoding, rendered, 1, first=first)
+        return out
+    # The core encodes a chunk on its own threads (threads - 1 of them: this one renders the
+    # next chunk meanwhile) and is asked for the lists only once the next chunk is rendered.
+    jobs: deque = deque()
+    chunks = iter(chunks)
+    while True:
+        try:
+            first, rendered = next(chunks)
+        except StopIteration:
+            break
+        except ChatError:  # a conversation failed to render; an earlier one may have failed to encode
+            for first_done, job in jobs:
+                checked(encoding, *job.result(), first_done)
+            raise
+        jobs.append((first, encoding._core_bpe.encode_chat_start(rendered, max(1, threads - 1))))
+        if len(jobs) > 1:
+            first_done, job = jobs.popleft()
+            out += checked(encoding, *job.result(), first_done)
+    for first_done, job in jobs:
+        out += checked(encoding, *job.result(), first_done)
     return out
 
 
-def mask_bytes(data: bytes) -> list[int]:
-    return list(data)
+def _rendered(encoding: Any, t: Any, conversations: Iterable[Any], options: dict):
+    """``(index of the first, [(parts, trains), ...])`` for each chunk of conversations."""
+    from bytepair.chat import _parts
 
-
-def _render_chunk(job, start: int, chunk: Sequence[Any]):
-    from bytepair.chat import render_conversation
-
-    encoding, template, max_tokens, drop_long, options = job
-    out = []
-    for i, conversation in enumerate(chunk, start):
+    rendered: list = []
+    first = 0
+    for i, conversation in enumerate(conversations):
         try:
-            ids, mask = render_conversation(encoding, conversation, template=template, **options)
+            rendered.append(_parts(encoding, t, conversation, options))
         except ChatError as e:
             raise ChatError(f"conversation {i}: {e}") from None
-        if max_tokens is not None and len(ids) > max_tokens:
-            if drop_long:
-                out.append(None)
-                continue
-            del ids[max_tokens:], mask[max_tokens:]
-        out.append((ids, mask))
+        if len(rendered) == CHUNK:
+            yield first, rendered
+            first, rendered = i + 1, []
+    if rendered:
+        yield first, rendered
+
+
+def _limit(out: list, max_tokens: int | None, drop_long: bool) -> list:
+    """``max_tokens`` applied: longer conversations truncated, or with ``drop_long`` None."""
+    if max_tokens is not None:
+        for k, (ids, mask) in enumerate(out):
+            if len(ids) > max_tokens:
+                if drop_long:
+                    out[k] = None
+                else:
+                    del ids[max_tokens:], mask[max_tokens:]
     return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bytepair.chat._render import Render, Template, content_of, role_of, run_ids, text_parts
+from bytepair.chat._render import Render, Template, content_of, role_of, text_parts
 from bytepair.errors import ChatError
 
 SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>")
@@ -28,19 +28,26 @@ CL100K_IM_SPECIAL_TOKENS = {"<|im_start|>": 100264, "<|im_end|>": 100265}
 def render(out: Render, messages: list, options: dict) -> None:
     if options:
         raise ChatError(f"the chatml template takes no options, got {', '.join(sorted(options))}")
+    # The parts written here rather than through Render.special/const: this loop runs for every
+    # message of a dataset, and the method calls were a third of its time. Each message is
+    # <|im_start|>, "role\n" + content as one text (an assistant's content its trained span),
+    # <|im_end|> (trained for an assistant), then the newline's ids.
+    im_start, im_end = out.special_id("<|im_start|>"), out.special_id("<|im_end|>")
+    newline = out.const_ids("\n")
+    untrained = [0] * len(newline)
+    parts, trains = out.parts, out.trains
     for i, message in enumerate(messages):
-        where = f"message {i}"
         role = role_of(message)
-        content = "".join(text_parts(content_of(message, where), where))
-        train = role == "assistant"
+        content = message["content"] if "content" in message else content_of(message, f"message {i}")
+        if type(content) is not str:
+            content = "".join(text_parts(content, f"message {i}"))
         head = f"{role}\n"
-        out.special("<|im_start|>", 0)
-        ids, mask = run_ids(out.enc, head + content,
-                            [(len(head), len(head) + len(content))] if train and content else [])
-        out.ids += ids
-        out.mask += mask
-        out.special("<|im_end|>", int(train))
-        out.text("\n", 0, where)
+        if role == "assistant":
+            parts += (im_start, head + content, im_end, *newline)
+            trains += (0, [(len(head), len(head) + len(content))] if content else 0, 1, *untrained)
+        else:
+            parts += (im_start, head + content, im_end, *newline)
+            trains += (0, 0, 0, *untrained)
 
 
 def complete(out: Render, messages: list, options: dict) -> None:

@@ -45,8 +45,9 @@ ROLES = ("system", "developer", "user", "assistant", "tool")
 def render(out: Render, messages: list, options: dict) -> None:
     _conversation(out, messages, options)
     last = messages[-1] if messages else None
-    if last is not None and role_of(last) == "assistant" and last.get("channel") == "final" and out.ids:
-        out.ids[-1] = out._specials["<|return|>"]
+    if last is not None and role_of(last) == "assistant" and last.get("channel") == "final" and out.parts:
+        # The last part is that message's closing <|end|>: the conversation ends with <|return|>.
+        out.parts[-1] = out._specials["<|return|>"]
 
 
 def complete(out: Render, messages: list, options: dict) -> None:

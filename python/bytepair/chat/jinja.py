@@ -39,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bytepair.chat._render import run_ids
+from bytepair.chat._render import encode_parts
 from bytepair.errors import ChatError
 
 # Private-use characters: a wrapped spelling from the caller's text is WRAP + spelling + UNWRAP;
@@ -86,7 +86,9 @@ class ChatTemplate:
         eos = self.special_tokens_map.get("eos_token")
         if eos and eos not in names:
             names.append(eos)
-        return [t for t in names if t in encoding.special_tokens_set]
+        # The private dict: ``special_tokens_set`` builds a set (o200k_harmony: over a thousand
+        # entries) per call, and this runs per conversation.
+        return [t for t in names if t in encoding._special_tokens]
 
     # rendering ---------------------------------------------------------------------------
 
@@ -115,6 +117,15 @@ class ChatTemplate:
                mask: bool = True, tools: Any = None, documents: Any = None,
                **kwargs: Any) -> tuple[list[int], list[int]]:
         """The ids of the rendered conversation and its training mask."""
+        rendered = self.parts(encoding, messages, add_generation_prompt=add_generation_prompt, mask=mask,
+                              tools=tools, documents=documents, **kwargs)
+        return encode_parts(encoding, [rendered])[0]
+
+    def parts(self, encoding: Any, messages: Any, *, add_generation_prompt: bool = False,
+              mask: bool = True, tools: Any = None, documents: Any = None,
+              **kwargs: Any) -> tuple[list, list]:
+        """The rendered conversation as ``(parts, trains)`` for :func:`encode_parts` (what
+        ``render_many`` encodes many of in one call)."""
         specials = _specials(encoding)
         # The caller's strings only (bos_token & co. are the template's own), marked once: the
         # renders below (one per assistant message without {% generation %})
@@ -129,7 +140,7 @@ class ChatTemplate:
             spans = []
         elif not self.has_generation:
             spans = self._assistant_spans(encoding, messages, pieces, clean, render, specials)
-        return _encode(encoding, pieces, spans)
+        return _parts(encoding, pieces, spans)
 
     def _assistant_spans(self, encoding, messages, pieces, clean, render, specials):
         """Each assistant message's span: from the end of the generation prompt that renders
@@ -170,30 +181,38 @@ def _positions(pieces):
         at += len(p)
 
 
-def _encode(encoding, pieces, spans) -> tuple[list[int], list[int]]:
-    ids: list[int] = []
-    mask: list[int] = []
+def _parts(encoding, pieces, spans) -> tuple[list, list]:
+    """The pieces as ``(parts, trains)``: a special token's id, trained if a span touches it;
+    a text with the spans' parts inside it (in its own character offsets)."""
+    parts: list = []
+    trains: list = []
     special_ids = encoding._special_tokens
-    k = 0
-    for start, piece, is_special in _positions(pieces):
+    k, n, start = 0, len(spans), 0
+    for piece, is_special in pieces:
         end = start + len(piece)
-        while k < len(spans) and spans[k][1] <= start:
+        while k < n and spans[k][1] <= start:
             k += 1
+        if k == n or spans[k][0] >= end:  # no span reaches into this piece (most pieces)
+            parts.append(special_ids[piece] if is_special else piece)
+            trains.append(0)
+            start = end
+            continue
         local = []
         j = k
-        while j < len(spans) and spans[j][0] < end:
+        while j < n and spans[j][0] < end:
             s, e = max(spans[j][0], start), min(spans[j][1], end)
             if s < e:
                 local.append((s - start, e - start))
             j += 1
         if is_special:
-            ids.append(special_ids[piece])
-            mask.append(int(bool(local)))
+            parts.append(special_ids[piece])
+            trains.append(int(bool(local)))
         else:
-            run, run_mask = run_ids(encoding, piece, local)
-            ids += run
-            mask += run_mask
-    return ids, mask
+            parts.append(piece)
+            # The whole text or nothing needs no token offsets (any model can take it).
+            trains.append(0 if not local else 1 if local == [(0, len(piece))] else local)
+        start = end
+    return parts, trains
 
 
 class _Specials:
@@ -205,9 +224,18 @@ class _Specials:
         self._in_text = re.compile(f"{alternation}|[{_PRIVATE}]")
         self._markers = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|[{_PRIVATE}]")
         self._split = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|([{_PRIVATE}])|({alternation})")
+        # The patterns above have no common first character, so `re` tries them at every
+        # position (~35 ns a character, most of a Jinja conversation's cost). Most strings hold
+        # no private-use character, and for those the specials alone decide: one alternation
+        # of literals, which `re` scans for with its prefix search, and `in` for the markers.
+        self._special = re.compile(f"({alternation})")
 
     def mark(self, value: Any) -> Any:
+        if type(value) is dict:  # before the isinstance chain: Mapping is an ABC, slow to test
+            return {k: self.mark(v) for k, v in value.items()}
         if isinstance(value, str):
+            if self._special.search(value) is None and not _has_private(value):
+                return value
             return self._in_text.sub(lambda m: WRAP + m.group(0) + UNWRAP, value)
         if isinstance(value, Mapping):
             return {k: self.mark(v) for k, v in value.items()}
@@ -217,11 +245,18 @@ class _Specials:
 
     def clean(self, text: str) -> str:
         """The text ``split`` gives, without splitting: markers removed, wrapped spellings kept."""
+        if not _has_private(text):
+            return text
         return self._markers.sub(lambda m: m.group(1) or "", text)
 
     def split(self, text: str):
         """``(pieces, spans, clean)``: pieces as ``(text, is_special)`` with adjacent texts
         joined, the {% generation %} spans in the clean text, and the clean text."""
+        if not _has_private(text):
+            # No markers: split at every special, texts and specials alternating.
+            cut = self._special.split(text)
+            pieces = [(p, k % 2 == 1) for k, p in enumerate(cut) if p]
+            return pieces, [], text
         pieces: list[tuple[str, bool]] = []
         buf: list[str] = []
         spans: list[tuple[int, int]] = []
@@ -252,6 +287,10 @@ class _Specials:
         if buf:
             pieces.append(("".join(buf), False))
         return pieces, _merge(spans), "".join(p for p, _ in pieces)
+
+
+def _has_private(text: str) -> bool:
+    return WRAP in text or UNWRAP in text or GEN_START in text or GEN_END in text
 
 
 def _merge(spans):

@@ -35,9 +35,9 @@ def render(out: Render, messages: list, options: dict) -> None:
 
 def header(out: Render, role: str) -> None:
     out.special("<|start_header_id|>", 0)
-    out.text("ipython" if role == "tool" else role, 0, "header")
+    out.const("ipython" if role == "tool" else role, 0)  # one of five roles: encoded once
     out.special("<|end_header_id|>", 0)
-    out.text("\n\n", 0, "header")
+    out.const("\n\n", 0)
 
 
 def complete(out: Render, messages: list, options: dict) -> None:

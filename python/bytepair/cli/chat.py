@@ -32,7 +32,7 @@ _BUILTIN = ["nanochat", "llama3", "harmony", "chatml", "mistral_v1", "mistral_v2
               help="Write to this file instead of stdout: .jsonl (one {\"ids\", \"mask\"} per line), "
                    ".npz (numpy: ids, mask, offsets) or .arrow (Arrow IPC, needs pyarrow).")
 @click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: every core).")
+              help="Threads (default: every core): the encoding runs on them beside the rendering.")
 @click.option("--show", is_flag=True,
               help="Print each conversation's tokens, trained ones in green, instead of JSON.")
 def chat(files, encoding_name, model, vocab, template, max_tokens, drop_long, output, workers, show):
@@ -154,13 +154,17 @@ def _write(path: str, results) -> None:
         data = "".join(json.dumps({"ids": ids, "mask": mask}) + "\n" for ids, mask in results).encode()
     elif path.endswith(".npz"):
         import io
+        from itertools import chain
 
         import numpy as np
 
         lengths = [len(ids) for ids, _ in results]
+        total = sum(lengths)
         buf = io.BytesIO()
-        np.savez(buf, ids=np.fromiter((i for ids, _ in results for i in ids), dtype=np.uint32),
-                 mask=np.fromiter((m for _, mask in results for m in mask), dtype=np.uint8),
+        # chain.from_iterable walks the lists in C: a generator over every id took longer than
+        # rendering the conversations.
+        np.savez(buf, ids=np.fromiter(chain.from_iterable(ids for ids, _ in results), np.uint32, count=total),
+                 mask=np.fromiter(chain.from_iterable(mask for _, mask in results), np.uint8, count=total),
                  offsets=np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64))
         data = buf.getvalue()
     elif path.endswith(".arrow"):

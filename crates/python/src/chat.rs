@@ -1,0 +1,244 @@
+//! `Tokenizer.encode_chat`: conversations rendered by `bytepair.chat` (special-token ids and
+//! texts, each with its mask) -> ids and masks, many conversations in one call.
+//!
+//! Converts the Python parts into the core's `chat::Segment`s (GIL held: the `str`s are
+//! borrowed, not copied), encodes the conversations on up to `num_threads` threads with the GIL
+//! released (`bytepair_core::chat`), and builds the `(ids, mask)` lists. One call per batch
+//! rather than one `encode_ordinary` per text: the per-text Python calls, the per-token mask
+//! lists and the token-offset lookups were most of a conversation's cost.
+
+use bytepair_core::chat::{encode_conversation, ChatError, Segment, Train};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+use rayon::prelude::*;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Mutex;
+
+use crate::errors::to_py;
+use crate::ids::IntCache;
+use crate::text::Text;
+use crate::tokenizer::Tokenizer;
+
+/// A part of a conversation as taken from Python (owning its text's borrow of the `str`).
+enum Part {
+    Token(u32, bool),
+    Text(Text, Mask),
+}
+
+enum Mask {
+    No,
+    All,
+    Spans(Vec<(usize, usize)>),
+}
+
+/// Conversations per parallel task: enough text (~16 x 2 KB) that a task's overhead is small.
+const CHUNK: usize = 16;
+
+/// One chunk's results: all ids and mask bytes, where each conversation ends, and the first
+/// failure (conversation index, error), after which the chunk stops.
+struct Done {
+    ids: Vec<u32>,
+    mask: Vec<u8>,
+    ends: Vec<usize>,
+    err: Option<(usize, Failed)>,
+}
+
+enum Failed {
+    Chat(ChatError),
+    /// The core panicked (a bug): reported, never unwound through the pool.
+    Panicked,
+}
+
+/// `conversations`: a sequence of `(parts, trains)` pairs of equal-length lists; a part is a
+/// special token's id (`int`) or a text (`str`), its train is 0 or 1, or for a text a list of
+/// `(start, end)` character spans. Returns `(results, failed)`: `(ids, mask)` lists for each
+/// conversation before `failed`, which is None or `(index, why)` for the first conversation
+/// whose spans cannot be placed: `"not byte-level"` (the model's tokens are not byte strings
+/// of the text) or `"surrogates"` (a text with spans holds lone surrogates).
+pub fn encode_chat<'py>(
+    py: Python<'py>,
+    tokenizer: &bytepair_core::Tokenizer,
+    ints: &IntCache,
+    conversations: &Bound<'py, PyAny>,
+    num_threads: usize,
+) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+    let (convs, refused) = convert(conversations)?;
+    let chunks = py.allow_threads(|| {
+        if num_threads <= 1 || convs.len() <= CHUNK {
+            // Here, not on a pool's thread: handing a small batch to another thread and
+            // waiting for it costs a wake-up, which on a busy machine is a time slice.
+            return encode_all(tokenizer, &convs, 1);
+        }
+        crate::threads::with_threads(num_threads, || encode_all(tokenizer, &convs, num_threads)).unwrap_or_else(|| encode_all(tokenizer, &convs, 1))
+    });
+    lists(py, ints, chunks, refused)
+}
+
+/// `encode_chat` in two steps: [`start`] converts the conversations and hands their encoding to
+/// the pool, without waiting; [`ChatJob::result`] waits for it and builds the lists. The caller
+/// (`render_many`) renders the next conversations in between. A Python thread that called
+/// `encode_chat` instead needed the GIL to convert and to build the lists, which it got only
+/// when the rendering thread blocked (or after the 5 ms switch interval): rendering and encoding
+/// took turns rather than overlapping.
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct ChatJob {
+    done: Mutex<Option<Receiver<Finished>>>,
+    refused: Option<(usize, &'static str)>,
+    tokenizer: Py<Tokenizer>,
+}
+
+/// What the pool sends back: the chunks, and the conversations and tokenizer it borrowed (to be
+/// released here, with the GIL, rather than on the pool's thread).
+type Finished = (Vec<Done>, Vec<Vec<Part>>, Py<Tokenizer>);
+
+pub fn start(tokenizer: &Bound<'_, Tokenizer>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<ChatJob> {
+    let py = tokenizer.py();
+    let (convs, refused) = convert(conversations)?;
+    let (tx, rx) = channel();
+    let lent = tokenizer.clone().unbind();
+    let job = move || {
+        let chunks = encode_all(&lent.get().inner, &convs, num_threads);
+        let _ = tx.send((chunks, convs, lent)); // the receiver is gone only if the job was dropped
+    };
+    match crate::threads::pool_of(num_threads) {
+        Some(pool) => pool.spawn(job),
+        None => py.allow_threads(job), // no thread could be started: here, now
+    }
+    Ok(ChatJob { done: Mutex::new(Some(rx)), refused, tokenizer: tokenizer.clone().unbind() })
+}
+
+#[pymethods]
+impl ChatJob {
+    /// `encode_chat`'s `(results, failed)`, once the pool is done (waited for with the GIL
+    /// released). A second call raises.
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+        let rx = self.done.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let rx = rx.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
+        let (chunks, _convs, _lent) = py
+            .allow_threads(move || rx.recv())
+            .map_err(|_| PyRuntimeError::new_err("bytepair internal error: a chat job ended without a result (a bug: please report it)"))?;
+        lists(py, &self.tokenizer.get().ints, chunks, self.refused)
+    }
+}
+
+/// The conversations as parts, up to the first that cannot be taken (its index and why): the
+/// ones before it are still encoded, since an error among them comes first.
+fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Vec<Part>>, Option<(usize, &'static str)>)> {
+    let mut convs: Vec<Vec<Part>> = Vec::with_capacity(conversations.len().unwrap_or(0));
+    for conv in conversations.try_iter()? {
+        match parts(&conv?)? {
+            Some(p) => convs.push(p),
+            None => {
+                let at = convs.len();
+                return Ok((convs, Some((at, "surrogates"))));
+            }
+        }
+    }
+    Ok((convs, None))
+}
+
+/// Every conversation encoded, in chunks, on the current pool's threads when `num_threads` > 1
+/// (the caller runs this inside one of our pools).
+fn encode_all(tokenizer: &bytepair_core::Tokenizer, convs: &[Vec<Part>], num_threads: usize) -> Vec<Done> {
+    let run = |(c, chunk): (usize, &[Vec<Part>])| encode_chunk(tokenizer, c * CHUNK, chunk);
+    if num_threads <= 1 {
+        convs.chunks(CHUNK).enumerate().map(run).collect()
+    } else {
+        convs.par_chunks(CHUNK).enumerate().map(run).collect()
+    }
+}
+
+/// The `(ids, mask)` lists of the encoded chunks, up to the first failure.
+fn lists<'py>(
+    py: Python<'py>,
+    ints: &IntCache,
+    chunks: Vec<Done>,
+    refused: Option<(usize, &'static str)>,
+) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+    // Lists of ints form no cycles; without the pause the collector walked every young list
+    // (a fifth of a call's samples in perf).
+    let _gc = crate::threads::GcPaused::new(py);
+    let out = PyList::empty(py);
+    for chunk in chunks {
+        let mut start = 0;
+        for &end in &chunk.ends {
+            let pair = (ints.list(py, &chunk.ids[start..end])?, ints.list(py, &chunk.mask[start..end])?);
+            out.append(pair)?;
+            start = end;
+        }
+        match chunk.err {
+            None => {}
+            Some((i, Failed::Chat(ChatError::NotByteLevel))) => return Ok((out, Some((i, "not byte-level")))),
+            Some((_, Failed::Chat(ChatError::Encode(e)))) => return Err(to_py(e)),
+            Some((_, Failed::Panicked)) => return Err(PyRuntimeError::new_err("bytepair internal error (a bug: please report it)")),
+        }
+    }
+    Ok((out, refused))
+}
+
+fn encode_chunk(tokenizer: &bytepair_core::Tokenizer, first: usize, convs: &[Vec<Part>]) -> Done {
+    let mut done = Done { ids: Vec::new(), mask: Vec::new(), ends: Vec::with_capacity(convs.len()), err: None };
+    let (mut segments, mut scratch) = (Vec::new(), Vec::new());
+    for (k, conv) in convs.iter().enumerate() {
+        segments.clear();
+        segments.extend(conv.iter().map(|p| match p {
+            Part::Token(id, train) => Segment::Token { id: *id, train: *train },
+            Part::Text(text, mask) => Segment::Text {
+                text,
+                train: match mask {
+                    Mask::No => Train::No,
+                    Mask::All => Train::All,
+                    Mask::Spans(s) => Train::Spans(s),
+                },
+            },
+        }));
+        let r = match catch_unwind(AssertUnwindSafe(|| encode_conversation(tokenizer, &segments, &mut done.ids, &mut done.mask, &mut scratch))) {
+            Ok(r) => r.map_err(Failed::Chat),
+            Err(_) => Err(Failed::Panicked),
+        };
+        if let Err(e) = r {
+            done.err = Some((first + k, e));
+            break;
+        }
+        done.ends.push(done.ids.len());
+    }
+    done
+}
+
+/// One conversation's `(parts, trains)`; None if a text with spans holds lone surrogates.
+fn parts(conv: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Part>>> {
+    let pair = conv.downcast::<PyTuple>()?;
+    if pair.len() != 2 {
+        return Err(PyValueError::new_err("expected a (parts, trains) pair"));
+    }
+    let (items, trains) = (pair.get_item(0)?, pair.get_item(1)?);
+    let (items, trains) = (items.downcast::<PyList>()?, trains.downcast::<PyList>()?);
+    if items.len() != trains.len() {
+        return Err(PyValueError::new_err("parts and trains differ in length"));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (item, train) in items.iter().zip(trains.iter()) {
+        if let Ok(s) = item.downcast::<PyString>() {
+            let text = crate::text::text(s.as_any())?;
+            let mask = if let Ok(spans) = train.downcast::<PyList>() {
+                if matches!(text, Text::Repaired(_)) {
+                    // Repairing joins a split surrogate pair into one character, which would
+                    // shift the character offsets of the spans.
+                    return Ok(None);
+                }
+                Mask::Spans(spans.extract()?)
+            } else if train.extract::<u8>()? != 0 {
+                Mask::All
+            } else {
+                Mask::No
+            };
+            out.push(Part::Text(text, mask));
+        } else {
+            out.push(Part::Token(item.extract()?, train.extract::<u8>()? != 0));
+        }
+    }
+    Ok(Some(out))
+}
