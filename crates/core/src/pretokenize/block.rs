@@ -1,7 +1,8 @@
 //! Piece boundaries 64 bytes at a time, as bit masks, for the o200k, cl100k / Llama 3 and
 //! GPT-2 / r50k split patterns on "plain" text: ASCII, plus the two-byte Latin-1 letters
-//! `À`-`ÿ` (U+00C0-U+00FF, all `\p{L}`, but `×` and `÷`) and common two- and three-byte
-//! punctuation.
+//! `À`-`ÿ` (U+00C0-U+00FF, all `\p{L}`, but `×` and `÷`), the other two-byte letters that are
+//! o200k-upper or o200k-lower but not both (Latin Extended, Greek, Cyrillic, Armenian: see
+//! [`TWO_BYTE`]), and common two- and three-byte punctuation.
 //!
 //! Why: the scalar scanners ([`super::o200k`], [`super::cl100k`]) decide each piece with a few
 //! data-dependent branches (letter? prefix? punctuation? whitespace?) and cost about 120
@@ -12,7 +13,7 @@
 //!
 //! # Where a piece starts (plain text)
 //!
-//! Classes: `U` upper-case and `W` lower-case letters (ASCII or Latin-1, both bytes of a
+//! Classes: `U` upper-case and `W` lower-case letters (ASCII or two-byte, both bytes of a
 //! two-byte letter), `D` digits, `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte,
 //! control characters included), `SP` the space, `T` the other non-newline whitespace
 //! (`\t`, `\x0b`, `\x0c`), `NL` (`\r`, `\n`). Everything else (other non-ASCII, and `'`, which
@@ -87,10 +88,77 @@ const C2_PUNCT: u32 = 0x89d3_fbfe;
 const E280_PUNCT: u64 = 0xffff_7cff_ffff_f800;
 
 /// The pieces of a contraction after `'` (`s t d m ll ve re`, any case): an apostrophe before
-/// one of these letters, or before a non-ASCII character (`ſ` folds to `s`), is complex.
+/// one of these letters is complex, and so is one before `ſ` (U+017F, `0xc5 0xbf`, folds to
+/// `s`; the only non-ASCII character that folds to one of these letters, tested) or any
+/// character of three or four bytes. Before any other two-byte character it is punctuation,
+/// so that `'` inside a Cyrillic word (`м'ясо`) keeps the window going.
 #[inline]
 fn may_contract(b: u8) -> bool {
-    matches!(b | 0x20, b's' | b't' | b'd' | b'm' | b'l' | b'v' | b'r') || b >= 0x80
+    matches!(b | 0x20, b's' | b't' | b'd' | b'm' | b'l' | b'v' | b'r') || b == 0xc5 || b >= 0xe0
+}
+
+/// [`TWO_BYTE`] entries: an o200k-upper letter (`\p{L}`, in UP and not in LO), an
+/// o200k-lower one (in LO, not UP), or punctuation that is no mark (`[^\s\p{L}\p{N}]`,
+/// neither UP nor LO). Anything else (0: marks, `Lm`, `Lo`, numbers, whitespace) is complex.
+const TB_UPPER: u8 = 1;
+const TB_LOWER: u8 = 2;
+const TB_PUNCT: u8 = 4;
+
+/// The block path's class of every code point below U+0800, built at compile time from the
+/// same flag table as the scalar scanners, indexed by the code point, which for a two-byte
+/// character is `(lead & 0x1f) << 6 | (continuation & 0x3f)` (2,048 bytes). Used for the
+/// leads `0xc4`-`0xdf` (U+0100-U+07FF); `0xc2` and `0xc3` have their own cheaper tests.
+///
+/// Why: Cyrillic, Greek and Latin Extended letters were complex, so Ukrainian or Turkish text
+/// fell to the scalar scanner, which decodes and classifies one character at a time. Letters
+/// with disjoint UP / LO membership behave in the rules exactly as `A-Z` and `a-z` (o200k's
+/// rules only look at UP-only, LO-only and the case change between them; cl100k's only at
+/// `\p{L}`), and a two-byte punctuation character as the two-byte ones of `0xc2`.
+static TWO_BYTE: [u8; 2048] = two_byte_classes();
+
+const fn two_byte_classes() -> [u8; 2048] {
+    use super::unicode::{flags_const, L, LO, N, S, UP};
+    let mut t = [0u8; 2048];
+    let mut cp = 0x80;
+    while cp < 0x800 {
+        let f = flags_const(cp as u32);
+        let case = f & (UP | LO);
+        t[cp] = if f & L != 0 && case == UP {
+            TB_UPPER
+        } else if f & L != 0 && case == LO {
+            TB_LOWER
+        } else if f & (L | N | S | UP | LO) == 0 {
+            TB_PUNCT
+        } else {
+            0
+        };
+        cp += 1;
+    }
+    t
+}
+
+/// The two-byte characters with leads `0xc4`-`0xdf` (bits `leads`), from [`TWO_BYTE`], with
+/// no branch on the class: both bytes of a letter get its class, punctuation also marks its
+/// first byte in `punct2`. A lead at bit 63 (its continuation outside the window) or before
+/// a byte that is no continuation stays complex.
+#[inline(always)]
+fn classify_two_byte(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
+    leads &= !(1 << 63);
+    let (mut up, mut lo, mut p) = (0u64, 0u64, 0u64);
+    while leads != 0 {
+        let k = leads.trailing_zeros() as usize;
+        leads &= leads - 1;
+        // k <= 62, so `k + 1` is in the window (the mask only spares the bounds check).
+        let cont = w[(k + 1) & 63] ^ 0x80;
+        let e = if cont < 0x40 { TWO_BYTE[(w[k] as usize & 0x1f) << 6 | cont as usize] } else { 0 };
+        up |= ((e & TB_UPPER) as u64) << k;
+        lo |= ((e & TB_LOWER) as u64 >> 1) << k;
+        p |= ((e & TB_PUNCT) as u64 >> 2) << k;
+    }
+    c.upper |= up | up << 1;
+    c.lower |= lo | lo << 1;
+    c.punct |= p | p << 1;
+    c.punct2 |= p;
 }
 
 /// The classes no SIMD compare finds cheaply, one byte at a time (they are rare): apostrophes
@@ -155,6 +223,20 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
                 }
                 k += 1;
             }
+            0xc4..=0xdf if k < 63 && (0x80..=0xbf).contains(&w[k + 1]) => {
+                let cp = ((b as usize & 0x1f) << 6) | (w[k + 1] as usize & 0x3f);
+                let pair = bit | bit << 1;
+                match TWO_BYTE[cp] {
+                    TB_UPPER => c.upper |= pair,
+                    TB_LOWER => c.lower |= pair,
+                    TB_PUNCT => {
+                        c.punct |= pair;
+                        c.punct2 |= bit;
+                    }
+                    _ => high |= pair,
+                }
+                k += 1;
+            }
             _ => {
                 high |= bit;
                 if b == 0xc2 || b == 0xe2 {
@@ -192,7 +274,8 @@ pub fn classify(w: &[u8; 64]) -> Classes {
 
 /// The masks both SIMD forms compute with compares (bit `k` for byte `k` of the window).
 /// `c3`, `cont_up` and `cont_low` (0xc3 bytes; continuation bytes of an upper- and of a
-/// lower-case Latin-1 letter) may be left 0 when the window has no byte over 0x7f.
+/// lower-case Latin-1 letter), `leads` and `leads2` may be left 0 when the window has no byte
+/// over 0x7f.
 #[cfg(target_arch = "x86_64")]
 #[derive(Default)]
 struct Compares {
@@ -209,6 +292,8 @@ struct Compares {
     cont_up: u64,
     cont_low: u64,
     leads: u64,
+    /// Two-byte leads `0xc4`-`0xdf` ([`classify_two_byte`]).
+    leads2: u64,
 }
 
 /// [`Classes`] from the compares: Latin-1 letters (0xc3 and a continuation byte, both bytes of
@@ -233,8 +318,9 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
         slash: m.slash,
         ..Classes::default()
     };
+    classify_two_byte(w, &mut c, m.leads2);
     classify_rare(w, &mut c, m.apos, m.leads);
-    c.complex |= m.high & !(upper | lower | c.punct);
+    c.complex |= m.high & !(c.upper | c.lower | c.punct);
     c
 }
 
@@ -278,6 +364,7 @@ mod avx512 {
             m.cont_up = range(v, 0x80, 0x9e) & not_sign;
             m.cont_low = range(v, 0x9f, 0xbf) & not_sign;
             m.leads = eq(v, 0xc2) | eq(v, 0xe2);
+            m.leads2 = range(v, 0xc4, 0xdf);
         }
         assemble(w, m)
     }
@@ -326,6 +413,7 @@ mod sse2 {
                 m.cont_up |= at(range(v, 0x80, 0x9e) & not_sign);
                 m.cont_low |= at(range(v, 0x9f, 0xbf) & not_sign);
                 m.leads |= at(eq(v, 0xc2) | eq(v, 0xe2));
+                m.leads2 |= at(range(v, 0xc4, 0xdf));
             }
         }
         assemble(w, m)
@@ -502,10 +590,18 @@ mod tests {
         "a", "z", "A", "Z", "e", "E", "s", "t", "ä", "Ä", "ß", "é", "É", "ÿ", "À", "Þ", "0", "7", " ", " ", " ", "\t",
         "\n", "\n", "\r", "\u{b}", "\u{c}", ".", ",", "/", "/", "-", "(", ")", "#", "\u{0}", "\u{1f}", "\u{7f}", "\"",
         "'", "'x", "«", "»", "§", "\u{ad}", "…", "’", "‐", "\u{200b}", "‰",
+        // Two-byte letters of the table (Cyrillic, Greek, Latin Extended, Armenian), both
+        // cases, the alternating-case blocks, Lt, and two-byte punctuation.
+        "д", "Д", "я", "Я", "і", "І", "ї", "Ї", "ґ", "Ґ", "ѣ", "Ѣ", "ӏ", "Ӏ", "ө", "Ө", "ά", "Ω", "ω", "ς", "Σ", "ϐ",
+        "ı", "İ", "ş", "Ş", "ğ", "ő", "ǅ", "ǆ", "ǈ", "ơ", "ư", "Ư", "ա", "Ա", "'д", "'Ж", "'ω", "·", "΅", ";", "҂", "՝",
+        "׀", "؟", "˂",
     ];
     const COMPLEX: &[&str] = &[
         "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}",
         "\u{2003}", "中", "ǅ", "ʰ", "\u{301}", "😀", "Ω", "٣", "€",
+        // Two-byte characters the table leaves complex: marks (UP and LO, not `\p{L}`), `Lm`
+        // and `Lo` letters (both sets), numbers; and `'` before `ſ` or a three-byte letter.
+        "\u{483}", "\u{489}", "\u{5b0}", "ʼ", "ˆ", "א", "ب", "ߊ", "߁", "'中",
     ];
 
     fn random_text(rng: &mut Rng, len: usize, complex_one_in: usize) -> String {
@@ -574,6 +670,67 @@ mod tests {
     }
 
     #[test]
+    fn two_byte_table_matches_the_class_table() {
+        use crate::pretokenize::scan::is_punct;
+        use crate::pretokenize::unicode::{flags, L, LO, UP};
+        let (mut letters, mut puncts) = (0, 0);
+        for cp in 0x80..0x800u32 {
+            let f = flags(cp);
+            let want = match TWO_BYTE[cp as usize] {
+                TB_UPPER => f & L != 0 && f & (UP | LO) == UP,
+                TB_LOWER => f & L != 0 && f & (UP | LO) == LO,
+                TB_PUNCT => is_punct(f) && f & (UP | LO) == 0,
+                0 => !(f & L != 0 && (f & (UP | LO) == UP || f & (UP | LO) == LO)) && !(is_punct(f) && f & (UP | LO) == 0),
+                e => panic!("U+{cp:04X}: entry {e}"),
+            };
+            assert!(want, "U+{cp:04X}: entry {} for flags {f:#x}", TWO_BYTE[cp as usize]);
+            letters += (TWO_BYTE[cp as usize] & (TB_UPPER | TB_LOWER) != 0) as u32;
+            puncts += (TWO_BYTE[cp as usize] == TB_PUNCT) as u32;
+        }
+        // All of Cyrillic's letters U+0400-U+042F / U+0430-U+045F, and Greek's basic ones.
+        for cp in (0x400..0x460).chain(0x391..0x3a2).chain(0x3a3..0x3aa).chain(0x3b1..0x3ca) {
+            assert_ne!(TWO_BYTE[cp as usize] & (TB_UPPER | TB_LOWER), 0, "U+{cp:04X}");
+        }
+        assert!(letters > 900 && puncts > 200, "{letters} letters, {puncts} punctuation");
+    }
+
+    /// `may_contract` must hold for the first byte of every character that folds to a letter
+    /// that can follow the apostrophe of a contraction.
+    #[test]
+    fn apostrophes_before_other_characters_cannot_contract() {
+        use crate::pretokenize::unicode::contraction_letter;
+        for cp in 0x80..=0x10ffffu32 {
+            if let Some(ch) = char::from_u32(cp) {
+                if matches!(contraction_letter(cp), b's' | b't' | b'd' | b'm' | b'l' | b'v' | b'r') {
+                    let mut buf = [0u8; 4];
+                    assert!(may_contract(ch.encode_utf8(&mut buf).as_bytes()[0]), "U+{cp:04X}");
+                }
+            }
+        }
+    }
+
+    /// Every two-byte character below U+0800 in words of one to eight, with ASCII and the
+    /// table's letters around it, block driver against the scalar scanners.
+    #[test]
+    fn block_drivers_on_every_two_byte_character() {
+        let mut rng = Rng(0x5eed_0000_0400_0800);
+        let glue = [" ", "", "", "'", "1", "23", ". ", "\n", "  ", "x", "Ab", "«", "—", "д", "Д", "ω"];
+        let all: Vec<char> = (0x80..0x800).filter_map(char::from_u32).collect();
+        for chunk in all.chunks(16) {
+            for _ in 0..20 {
+                let mut text = String::new();
+                while text.len() < 200 {
+                    for _ in 0..1 + rng.below(8) {
+                        text.push(chunk[rng.below(chunk.len())]);
+                    }
+                    text.push_str(glue[rng.below(glue.len())]);
+                }
+                check(&text);
+            }
+        }
+    }
+
+    #[test]
     fn simd_classes_equal_the_scalar_ones() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for _ in 0..20_000 {
@@ -582,7 +739,7 @@ mod tests {
                 *b = match rng.below(6) {
                     0 => rng.next() as u8,
                     1 => 0xc3,
-                    2 => [0xc2, 0xe2, 0x80, b'\''][rng.below(4)],
+                    2 => [0xc2, 0xe2, 0x80, b'\'', 0xd0, 0xd1, 0xd2, 0xce, 0xcf, 0xc4, 0xc5, 0xdf, 0x90, 0xbf][rng.below(14)],
                     _ => 0x60 + rng.below(0x60) as u8 + if rng.below(2) == 0 { 0 } else { 0x40 },
                 };
             }
