@@ -274,8 +274,8 @@ pub fn classify(w: &[u8; 64]) -> Classes {
 
 /// The masks both SIMD forms compute with compares (bit `k` for byte `k` of the window).
 /// `c3`, `cont_up` and `cont_low` (0xc3 bytes; continuation bytes of an upper- and of a
-/// lower-case Latin-1 letter), `leads` and `leads2` may be left 0 when the window has no byte
-/// over 0x7f.
+/// lower-case Latin-1 letter), `leads`, `leads2` and the Cyrillic masks may be left 0 when the
+/// window has no byte over 0x7f.
 #[cfg(target_arch = "x86_64")]
 #[derive(Default)]
 struct Compares {
@@ -292,8 +292,32 @@ struct Compares {
     cont_up: u64,
     cont_low: u64,
     leads: u64,
-    /// Two-byte leads `0xc4`-`0xdf` ([`classify_two_byte`]).
+    /// Two-byte leads `0xc4`-`0xdf` but `0xd0` and `0xd1` ([`classify_two_byte`]).
     leads2: u64,
+    /// Cyrillic's common leads and the continuation bytes that decide their case (see
+    /// [`cyrillic`]): `0xd0`, `0xd1`, any continuation byte, `0x80`-`0xaf`, `0x80`-`0x9f`, odd.
+    d0: u64,
+    d1: u64,
+    cont: u64,
+    below_b0: u64,
+    below_a0: u64,
+    odd: u64,
+}
+
+/// The upper- and lower-case lead bytes of the letters U+0400-U+047F (leads `0xd0`, `0xd1`),
+/// from compares: U+0400-U+042F (`d0 80`-`d0 af`) are `Lu`, U+0430-U+045F (`d0 b0`-`d1 9f`)
+/// `Ll`, and U+0460-U+047F (`d1 a0`-`d1 bf`) alternate, even upper and odd lower (the tests
+/// hold this to [`TWO_BYTE`] on every pair). Why: Ukrainian or Russian text is nearly all
+/// these two leads, about 28 in every window; looking each up in the table cost about 12% of
+/// o200k's encoding of uk.txt (`perf`), the compares a few instructions per window.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn cyrillic(m: &Compares) -> (u64, u64) {
+    let (cont, below_b0, below_a0, odd) = (m.cont >> 1, m.below_b0 >> 1, m.below_a0 >> 1, m.odd >> 1);
+    let (d0, d1) = (m.d0 & cont, m.d1 & cont);
+    let up = d0 & below_b0 | d1 & !(below_a0 | odd);
+    let lo = d0 & !below_b0 | d1 & (below_a0 | odd);
+    (up, lo)
 }
 
 /// [`Classes`] from the compares: Latin-1 letters (0xc3 and a continuation byte, both bytes of
@@ -302,8 +326,9 @@ struct Compares {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn assemble(w: &[u8; 64], m: Compares) -> Classes {
-    let lead_up = m.c3 & (m.cont_up >> 1);
-    let lead_low = m.c3 & (m.cont_low >> 1);
+    let (cyr_up, cyr_low) = cyrillic(&m);
+    let lead_up = m.c3 & (m.cont_up >> 1) | cyr_up;
+    let lead_low = m.c3 & (m.cont_low >> 1) | cyr_low;
     let upper = m.upper | lead_up | lead_up << 1;
     let lower = m.lower | lead_low | lead_low << 1;
     let ascii_known = upper | lower | m.digit | m.space | m.tab | m.newline | m.apos;
@@ -364,7 +389,16 @@ mod avx512 {
             m.cont_up = range(v, 0x80, 0x9e) & not_sign;
             m.cont_low = range(v, 0x9f, 0xbf) & not_sign;
             m.leads = eq(v, 0xc2) | eq(v, 0xe2);
-            m.leads2 = range(v, 0xc4, 0xdf);
+            m.d0 = eq(v, 0xd0);
+            m.d1 = eq(v, 0xd1);
+            m.leads2 = range(v, 0xc4, 0xdf) & !(m.d0 | m.d1);
+            // Not on a window of Latin text with a few accents or quotes.
+            if m.d0 | m.d1 != 0 {
+                m.cont = range(v, 0x80, 0xbf);
+                m.below_b0 = range(v, 0x80, 0xaf);
+                m.below_a0 = range(v, 0x80, 0x9f);
+                m.odd = _mm512_test_epi8_mask(v, _mm512_set1_epi8(1));
+            }
         }
         assemble(w, m)
     }
@@ -413,7 +447,18 @@ mod sse2 {
                 m.cont_up |= at(range(v, 0x80, 0x9e) & not_sign);
                 m.cont_low |= at(range(v, 0x9f, 0xbf) & not_sign);
                 m.leads |= at(eq(v, 0xc2) | eq(v, 0xe2));
-                m.leads2 |= at(range(v, 0xc4, 0xdf));
+                let (d0, d1) = (eq(v, 0xd0), eq(v, 0xd1));
+                m.d0 |= at(d0);
+                m.d1 |= at(d1);
+                m.leads2 |= at(range(v, 0xc4, 0xdf) & !(d0 | d1));
+                // A continuation byte may be in the next chunk, so these are needed from the
+                // chunk of the lead on; the chunks of Latin text with accents skip them.
+                if m.d0 | m.d1 != 0 {
+                    m.cont |= at(range(v, 0x80, 0xbf));
+                    m.below_b0 |= at(range(v, 0x80, 0xaf));
+                    m.below_a0 |= at(range(v, 0x80, 0x9f));
+                    m.odd |= at(_mm_movemask_epi8(_mm_slli_epi16(v, 7)) as u32);
+                }
             }
         }
         assemble(w, m)
@@ -726,6 +771,28 @@ mod tests {
                     text.push_str(glue[rng.below(glue.len())]);
                 }
                 check(&text);
+            }
+        }
+    }
+
+    /// Every lead byte `0xc0`-`0xff` before every byte, at window positions around the SIMD
+    /// chunks' edges and the window's end: the compares (Latin-1, Cyrillic) and the table
+    /// walk against the definition.
+    #[test]
+    fn simd_classes_equal_the_scalar_ones_on_every_byte_pair() {
+        for lead in 0xc0..=0xffu8 {
+            for next in 0..=0xffu8 {
+                for at in [0, 1, 14, 15, 16, 31, 47, 62, 63] {
+                    let mut w = [b'a'; 64];
+                    w[at] = lead;
+                    if at < 63 {
+                        w[at + 1] = next;
+                    }
+                    let want = classify_scalar(&w);
+                    assert_eq!(classify(&w), want, "{lead:#x} {next:#x} at {at}");
+                    #[cfg(target_arch = "x86_64")]
+                    assert_eq!(unsafe { sse2::classify(&w) }, want, "{lead:#x} {next:#x} at {at}");
+                }
             }
         }
     }
