@@ -2,7 +2,8 @@
 //! GPT-2 / r50k split patterns on "plain" text: ASCII, plus the two-byte Latin-1 letters
 //! `À`-`ÿ` (U+00C0-U+00FF, all `\p{L}`, but `×` and `÷`), the other two-byte letters that are
 //! o200k-upper or o200k-lower but not both (Latin Extended, Greek, Cyrillic, Armenian: see
-//! [`TWO_BYTE`]), and common two- and three-byte punctuation.
+//! [`TWO_BYTE`]), the Latin Extended Additional letters U+1E00-U+1EFF (Vietnamese's precomposed
+//! letters, [`LATIN_ADDITIONAL`]), and common two- and three-byte punctuation.
 //!
 //! Why: the scalar scanners ([`super::o200k`], [`super::cl100k`]) decide each piece with a few
 //! data-dependent branches (letter? prefix? punctuation? whitespace?) and cost about 120
@@ -116,25 +117,70 @@ const TB_PUNCT: u8 = 4;
 /// `\p{L}`), and a two-byte punctuation character as the two-byte ones of `0xc2`.
 static TWO_BYTE: [u8; 2048] = two_byte_classes();
 
-const fn two_byte_classes() -> [u8; 2048] {
+/// The [`TWO_BYTE`] entry of a code point (see the constants above).
+const fn block_class(cp: u32) -> u8 {
     use super::unicode::{flags_const, L, LO, N, S, UP};
+    let f = flags_const(cp);
+    let case = f & (UP | LO);
+    if f & L != 0 && case == UP {
+        TB_UPPER
+    } else if f & L != 0 && case == LO {
+        TB_LOWER
+    } else if f & (L | N | S | UP | LO) == 0 {
+        TB_PUNCT
+    } else {
+        0
+    }
+}
+
+const fn two_byte_classes() -> [u8; 2048] {
     let mut t = [0u8; 2048];
     let mut cp = 0x80;
     while cp < 0x800 {
-        let f = flags_const(cp as u32);
-        let case = f & (UP | LO);
-        t[cp] = if f & L != 0 && case == UP {
-            TB_UPPER
-        } else if f & L != 0 && case == LO {
-            TB_LOWER
-        } else if f & (L | N | S | UP | LO) == 0 {
-            TB_PUNCT
-        } else {
-            0
-        };
+        t[cp] = block_class(cp as u32);
         cp += 1;
     }
     t
+}
+
+/// The classes of U+1E00-U+1EFF (`e1 b8 80`-`e1 bb bf`, all letters, mostly alternating case),
+/// indexed by `(second byte - 0xb8) << 6 | (third byte & 0x3f)`. Why: Vietnamese writes most of
+/// its vowels with these (about one character in twenty of vi.txt), so nearly every window of
+/// it had a complex byte near its start and fell to the scalar scanner.
+static LATIN_ADDITIONAL: [u8; 256] = latin_additional_classes();
+
+const fn latin_additional_classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut k = 0;
+    while k < 256 {
+        t[k] = block_class(0x1e00 + k as u32);
+        k += 1;
+    }
+    t
+}
+
+/// The characters U+1E00-U+1EFF at the `0xe1` bytes `leads`, from [`LATIN_ADDITIONAL`], as
+/// [`classify_two_byte`] does for two bytes: all three bytes get the class. A lead at bit 62
+/// or 63, or one not followed by `b8`-`bb` and a continuation byte, stays complex.
+#[inline(always)]
+fn classify_latin_additional(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
+    leads &= !(3 << 62);
+    let (mut up, mut lo, mut p) = (0u64, 0u64, 0u64);
+    while leads != 0 {
+        let k = leads.trailing_zeros() as usize;
+        leads &= leads - 1;
+        // k <= 61: the masks only spare the bounds checks.
+        let (b1, b2) = (w[(k + 1) & 63].wrapping_sub(0xb8), w[(k + 2) & 63] ^ 0x80);
+        let e = LATIN_ADDITIONAL[((b1 as usize & 3) << 6) | (b2 as usize & 0x3f)];
+        let e = if b1 < 4 && b2 < 0x40 { e } else { 0 };
+        up |= ((e & TB_UPPER) as u64) << k;
+        lo |= ((e & TB_LOWER) as u64 >> 1) << k;
+        p |= ((e & TB_PUNCT) as u64 >> 2) << k;
+    }
+    c.upper |= up | up << 1 | up << 2;
+    c.lower |= lo | lo << 1 | lo << 2;
+    c.punct |= p | p << 1 | p << 2;
+    c.punct3 |= p;
 }
 
 /// The two-byte characters with leads `0xc4`-`0xdf` (bits `leads`), from [`TWO_BYTE`], with
@@ -237,6 +283,19 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
                 }
                 k += 1;
             }
+            0xe1 if k < 62 && (0xb8..=0xbb).contains(&w[k + 1]) && (0x80..=0xbf).contains(&w[k + 2]) => {
+                let triple = 7u64 << k;
+                match LATIN_ADDITIONAL[((w[k + 1] as usize - 0xb8) << 6) | (w[k + 2] as usize & 0x3f)] {
+                    TB_UPPER => c.upper |= triple,
+                    TB_LOWER => c.lower |= triple,
+                    TB_PUNCT => {
+                        c.punct |= triple;
+                        c.punct3 |= bit;
+                    }
+                    _ => high |= triple,
+                }
+                k += 2;
+            }
             _ => {
                 high |= bit;
                 if b == 0xc2 || b == 0xe2 {
@@ -294,6 +353,8 @@ struct Compares {
     leads: u64,
     /// Two-byte leads `0xc4`-`0xdf` but `0xd0` and `0xd1` ([`classify_two_byte`]).
     leads2: u64,
+    /// `0xe1` ([`classify_latin_additional`]).
+    e1: u64,
     /// Cyrillic's common leads and the continuation bytes that decide their case (see
     /// [`cyrillic`]): `0xd0`, `0xd1`, any continuation byte, `0x80`-`0xaf`, `0x80`-`0x9f`, odd.
     d0: u64,
@@ -344,6 +405,7 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
         ..Classes::default()
     };
     classify_two_byte(w, &mut c, m.leads2);
+    classify_latin_additional(w, &mut c, m.e1);
     classify_rare(w, &mut c, m.apos, m.leads);
     c.complex |= m.high & !(c.upper | c.lower | c.punct);
     c
@@ -392,6 +454,7 @@ mod avx512 {
             m.d0 = eq(v, 0xd0);
             m.d1 = eq(v, 0xd1);
             m.leads2 = range(v, 0xc4, 0xdf) & !(m.d0 | m.d1);
+            m.e1 = eq(v, 0xe1);
             // Not on a window of Latin text with a few accents or quotes.
             if m.d0 | m.d1 != 0 {
                 m.cont = range(v, 0x80, 0xbf);
@@ -451,6 +514,7 @@ mod sse2 {
                 m.d0 |= at(d0);
                 m.d1 |= at(d1);
                 m.leads2 |= at(range(v, 0xc4, 0xdf) & !(d0 | d1));
+                m.e1 |= at(eq(v, 0xe1));
                 // A continuation byte may be in the next chunk, so these are needed from the
                 // chunk of the lead on; the chunks of Latin text with accents skip them.
                 if m.d0 | m.d1 != 0 {
@@ -590,7 +654,11 @@ pub fn for_each_span_block(
     let (mut base, mut pending) = (i, 0u64);
     while i < range.end {
         if pending == 0 {
-            if let Some(w) = bytes.get(i..i + 64) {
+            // A byte of 0xe3 or more (CJK, kana, Hangul, emoji: three- and four-byte characters
+            // other than `e1` and `e2` ones) is always complex, and one in the first two bytes
+            // leaves the window no exact start after bit 0: skip the classification, which
+            // Chinese text otherwise paid for almost every piece.
+            if let Some(w) = bytes.get(i..i + 64).filter(|w| w[0] < 0xe3 && w[1] < 0xe3) {
                 let (all, limit) = starts(&classify(w.try_into().unwrap()), grammar);
                 // Bits 1..limit; bit 0 is `i` itself.
                 pending = all & (u64::MAX >> (64 - limit.max(1))) & !1;
@@ -639,14 +707,14 @@ mod tests {
         // cases, the alternating-case blocks, Lt, and two-byte punctuation.
         "д", "Д", "я", "Я", "і", "І", "ї", "Ї", "ґ", "Ґ", "ѣ", "Ѣ", "ӏ", "Ӏ", "ө", "Ө", "ά", "Ω", "ω", "ς", "Σ", "ϐ",
         "ı", "İ", "ş", "Ş", "ğ", "ő", "ǅ", "ǆ", "ǈ", "ơ", "ư", "Ư", "ա", "Ա", "'д", "'Ж", "'ω", "·", "΅", ";", "҂", "՝",
-        "׀", "؟", "˂",
+        "׀", "؟", "˂", "ạ", "Ạ", "ế", "Ế", "ữ", "Ữ", "ẞ", "ẖ", "ḁ", "Ḁ",
     ];
     const COMPLEX: &[&str] = &[
         "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}",
         "\u{2003}", "中", "ǅ", "ʰ", "\u{301}", "😀", "Ω", "٣", "€",
         // Two-byte characters the table leaves complex: marks (UP and LO, not `\p{L}`), `Lm`
         // and `Lo` letters (both sets), numbers; and `'` before `ſ` or a three-byte letter.
-        "\u{483}", "\u{489}", "\u{5b0}", "ʼ", "ˆ", "א", "ب", "ߊ", "߁", "'中",
+        "\u{483}", "\u{489}", "\u{5b0}", "ʼ", "ˆ", "א", "ب", "ߊ", "߁", "'中", "ᴀ", "ᵃ", "ᾀ", "Ἀ", "'ạ",
     ];
 
     fn random_text(rng: &mut Rng, len: usize, complex_one_in: usize) -> String {
@@ -797,6 +865,34 @@ mod tests {
         }
     }
 
+    /// `0xe1` before every pair of bytes `80`-`ff`, `00`-`ff` (and a few other leads' bytes),
+    /// at window positions around the chunks' edges and the window's end.
+    #[test]
+    fn simd_classes_equal_the_scalar_ones_on_every_e1_triple() {
+        for b1 in (0x80..=0xffu8).chain([b'a', 0xe1]) {
+            for b2 in 0..=0xffu8 {
+                for at in [0, 13, 14, 15, 30, 31, 47, 61, 62, 63] {
+                    let mut w = [b' '; 64];
+                    w[at] = 0xe1;
+                    if at < 63 {
+                        w[at + 1] = b1;
+                    }
+                    if at < 62 {
+                        w[at + 2] = b2;
+                    }
+                    let want = classify_scalar(&w);
+                    assert_eq!(classify(&w), want, "e1 {b1:#x} {b2:#x} at {at}");
+                    #[cfg(target_arch = "x86_64")]
+                    assert_eq!(unsafe { sse2::classify(&w) }, want, "e1 {b1:#x} {b2:#x} at {at}");
+                }
+            }
+        }
+        for k in 0..256u32 {
+            assert_eq!(LATIN_ADDITIONAL[k as usize], block_class(0x1e00 + k));
+            assert_ne!(LATIN_ADDITIONAL[k as usize] & (TB_UPPER | TB_LOWER), 0, "U+{:04X} is a letter of one case", 0x1e00 + k);
+        }
+    }
+
     #[test]
     fn simd_classes_equal_the_scalar_ones() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -806,7 +902,7 @@ mod tests {
                 *b = match rng.below(6) {
                     0 => rng.next() as u8,
                     1 => 0xc3,
-                    2 => [0xc2, 0xe2, 0x80, b'\'', 0xd0, 0xd1, 0xd2, 0xce, 0xcf, 0xc4, 0xc5, 0xdf, 0x90, 0xbf][rng.below(14)],
+                    2 => [0xc2, 0xe2, 0x80, b'\'', 0xd0, 0xd1, 0xd2, 0xce, 0xcf, 0xc4, 0xc5, 0xdf, 0x90, 0xbf, 0xe1, 0xba, 0xbb][rng.below(17)],
                     _ => 0x60 + rng.below(0x60) as u8 + if rng.below(2) == 0 { 0 } else { 0x40 },
                 };
             }
