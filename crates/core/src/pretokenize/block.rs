@@ -333,8 +333,8 @@ pub fn classify(w: &[u8; 64]) -> Classes {
 
 /// The masks both SIMD forms compute with compares (bit `k` for byte `k` of the window).
 /// `c3`, `cont_up` and `cont_low` (0xc3 bytes; continuation bytes of an upper- and of a
-/// lower-case Latin-1 letter), `leads`, `leads2` and the Cyrillic masks may be left 0 when the
-/// window has no byte over 0x7f.
+/// lower-case Latin-1 letter), `leads`, `leads2`, `e1` and the Cyrillic masks may be left 0
+/// when the window has no byte over 0x7f.
 #[cfg(target_arch = "x86_64")]
 #[derive(Default)]
 struct Compares {
