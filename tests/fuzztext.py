@@ -50,8 +50,10 @@ def random_text(rnd: random.Random, max_parts: int = 30) -> str:
 
 
 # What the block path classifies itself: ASCII letters, digits, every ASCII space and
-# punctuation, apostrophes before and not before contraction letters, Latin-1 letters, two- and
-# three-byte punctuation, and the runs code and prose are made of.
+# punctuation, apostrophes before and not before contraction letters, Latin-1 letters, the
+# two-byte letters of one case (Cyrillic, Greek, Latin Extended, Armenian) and Latin Extended
+# Additional ones (Vietnamese), two- and three-byte punctuation, and the runs code and prose
+# are made of.
 PLAIN = (
     list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") * 2
     + list("0123456789") + ["12345", "3.14", "1,000"]
@@ -61,6 +63,8 @@ PLAIN = (
     + ["'", "'x", "'s", "'T", "n't", "'ll", "'Re", "'q"]
     + list("äöüÄÖÜßéÉàÀçÇñÑøØþÞÿ") + ["×", "÷", "«", "»", "§", "©", "\u00ad", "…", "’", "‐", "–", "\u200b", "‰"]
     + ["the", " the", "The", "LORD", "HTTPServer", "iPhone", "def", "self", "Über", "größer"]
+    + list("дяіїєґДЯІЇЄҐѣѢӏӀөӨσςωάΣΩΆıİşŞğĞőǅǆơưƠƯաԱạẠếẾữỮẖẞ") + ["·", ";", "΄", "҂", "՝", "'д", "'Ж", "'ạ"]
+    + ["слово", " слово", "Слово", "ЄВРОПА", "м'ясо", "ΑθήναΣ", " İstanbul'da", "Việt", " Nguyễn"]
 )
 
 

@@ -73,3 +73,50 @@ def test_script_runs(reference, name):
         for length in (40, 43, 50, 63, 64, 85, 86, 127, 128, 129, 200):
             text = "".join(rnd.choice(alphabet) for _ in range(length))
             assert ours.encode_ordinary(text) == ref.encode_ordinary(text), f"{script} {length}: {text!r}"
+
+
+# Prose in the scripts whose two-byte letters the 64-byte block pre-tokenizer classifies
+# (crates/core/src/pretokenize/block.rs, `TWO_BYTE`): words in every mix of case (o200k cuts
+# at a lower-to-upper change), apostrophes inside and after words (`м'ясо`, `'s`, `'ſ`),
+# digits against letters, two-byte punctuation and marks, and whitespace runs; long enough
+# that most pieces come from the block path and its windows' edges fall everywhere.
+PROSE_LETTERS = {
+    "cyrillic": ("АБВГДЕЖЗИЙКЛМНОПРСТУФХЦЧШЩЬЮЯІЇЄҐЁЎЂЋЏѢӀӨ", "абвгдежзийклмнопрстуфхцчшщьюяіїєґёўђћџѣӏө"),
+    "greek": ("ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩΆΈΉΊΌΎΏ", "αβγδεζηθικλμνξοπρστυφχψωάέήίόύώςϐ"),
+    "latin-ext": ("ĀĂĄĆČĎĐĒĘĚĞĠĦĪİĶĹĽŁŃŇŐŒŘŚŞŠŢŤŮŰŲŹŻŽƠƯǅǄ", "āăąćčďđēęěğġħīıķĺľłńňőœřśşšţťůűųźżžơưǆſ"),
+    "armenian": ("ԱԲԳԴԵԶԷԸԹԺԻԼԽԾԿՀՁՂՃՄ", "աբգդեզէըթժիլխծկհձղճմ"),
+    "vietnamese": ("ẠẢẤẦẨẪẬẮẰẲẴẶẸẺẼẾỀỂỄỆỈỊỌỎỐỒỔỖỘỚỜỞỠỢỤỦỨỪỬỮỰỲỴỶỸĐƠƯ", "ạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹđơưẖẞ"),
+}
+PROSE_GLUE = [" ", " ", " ", " ", "'", "'", "’", "ʼ", "'s", "'S", "'ſ", "'ll", "'VE", "1", "23", "4567", ", ", ". ",
+              "!\n", "\n\n", "  ", " \t", "«", "»", " — ", "·", ";", "΄", "҂", "\u0483", "\u0301", "(", ")", "-", "/",
+              "\r\n", "中", "ʰ", "\u00a0", " \n  ", "x", "Ab"]
+
+
+def prose(rnd: random.Random, n: int) -> str:
+    parts, size = [], 0
+    names = list(PROSE_LETTERS)
+    while size < n:
+        upper, lower = PROSE_LETTERS[rnd.choice(names)]
+        length = rnd.choice([1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20])
+        style = rnd.randrange(5)
+        word = []
+        for k in range(length):
+            up = (style == 1 or (style == 2 and k == 0) or (style == 3 and k == length - 1)
+                  or (style == 4 and rnd.random() < 0.3))
+            word.append(rnd.choice(upper if up else lower))
+        parts.append("".join(word))
+        parts.append(rnd.choice(PROSE_GLUE))
+        size += length + 1
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_two_byte_script_prose(reference, name):
+    import bytepair
+
+    ours, ref = bytepair.get_encoding(name), reference(name)
+    rnd = random.Random(1404)
+    for _ in range(200):
+        text = prose(rnd, rnd.randrange(60, 3000))
+        got, want = ours.encode_ordinary(text), ref.encode_ordinary(text)
+        assert got == want, f"{text!r}"

@@ -1,7 +1,9 @@
 //! Piece boundaries 64 bytes at a time, as bit masks, for the o200k, cl100k / Llama 3 and
 //! GPT-2 / r50k split patterns on "plain" text: ASCII, plus the two-byte Latin-1 letters
-//! `À`-`ÿ` (U+00C0-U+00FF, all `\p{L}`, but `×` and `÷`) and common two- and three-byte
-//! punctuation.
+//! `À`-`ÿ` (U+00C0-U+00FF, all `\p{L}`, but `×` and `÷`), the other two-byte letters that are
+//! o200k-upper or o200k-lower but not both (Latin Extended, Greek, Cyrillic, Armenian: see
+//! [`TWO_BYTE`]), the Latin Extended Additional letters U+1E00-U+1EFF (Vietnamese's precomposed
+//! letters, [`LATIN_ADDITIONAL`]), and common two- and three-byte punctuation.
 //!
 //! Why: the scalar scanners ([`super::o200k`], [`super::cl100k`]) decide each piece with a few
 //! data-dependent branches (letter? prefix? punctuation? whitespace?) and cost about 120
@@ -12,7 +14,7 @@
 //!
 //! # Where a piece starts (plain text)
 //!
-//! Classes: `U` upper-case and `W` lower-case letters (ASCII or Latin-1, both bytes of a
+//! Classes: `U` upper-case and `W` lower-case letters (ASCII or two-byte, both bytes of a
 //! two-byte letter), `D` digits, `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte,
 //! control characters included), `SP` the space, `T` the other non-newline whitespace
 //! (`\t`, `\x0b`, `\x0c`), `NL` (`\r`, `\n`). Everything else (other non-ASCII, and `'`, which
@@ -87,10 +89,122 @@ const C2_PUNCT: u32 = 0x89d3_fbfe;
 const E280_PUNCT: u64 = 0xffff_7cff_ffff_f800;
 
 /// The pieces of a contraction after `'` (`s t d m ll ve re`, any case): an apostrophe before
-/// one of these letters, or before a non-ASCII character (`ſ` folds to `s`), is complex.
+/// one of these letters is complex, and so is one before `ſ` (U+017F, `0xc5 0xbf`, folds to
+/// `s`; the only non-ASCII character that folds to one of these letters, tested) or any
+/// character of three or four bytes. Before any other two-byte character it is punctuation,
+/// so that `'` inside a Cyrillic word (`м'ясо`) keeps the window going.
 #[inline]
 fn may_contract(b: u8) -> bool {
-    matches!(b | 0x20, b's' | b't' | b'd' | b'm' | b'l' | b'v' | b'r') || b >= 0x80
+    matches!(b | 0x20, b's' | b't' | b'd' | b'm' | b'l' | b'v' | b'r') || b == 0xc5 || b >= 0xe0
+}
+
+/// [`TWO_BYTE`] entries: an o200k-upper letter (`\p{L}`, in UP and not in LO), an
+/// o200k-lower one (in LO, not UP), or punctuation that is no mark (`[^\s\p{L}\p{N}]`,
+/// neither UP nor LO). Anything else (0: marks, `Lm`, `Lo`, numbers, whitespace) is complex.
+const TB_UPPER: u8 = 1;
+const TB_LOWER: u8 = 2;
+const TB_PUNCT: u8 = 4;
+
+/// The block path's class of every code point below U+0800, built at compile time from the
+/// same flag table as the scalar scanners, indexed by the code point, which for a two-byte
+/// character is `(lead & 0x1f) << 6 | (continuation & 0x3f)` (2,048 bytes). Used for the
+/// leads `0xc4`-`0xdf` (U+0100-U+07FF); `0xc2` and `0xc3` have their own cheaper tests.
+///
+/// Why: Cyrillic, Greek and Latin Extended letters were complex, so Ukrainian or Turkish text
+/// fell to the scalar scanner, which decodes and classifies one character at a time. Letters
+/// with disjoint UP / LO membership behave in the rules exactly as `A-Z` and `a-z` (o200k's
+/// rules only look at UP-only, LO-only and the case change between them; cl100k's only at
+/// `\p{L}`), and a two-byte punctuation character as the two-byte ones of `0xc2`.
+static TWO_BYTE: [u8; 2048] = two_byte_classes();
+
+/// The [`TWO_BYTE`] entry of a code point (see the constants above).
+const fn block_class(cp: u32) -> u8 {
+    use super::unicode::{flags_const, L, LO, N, S, UP};
+    let f = flags_const(cp);
+    let case = f & (UP | LO);
+    if f & L != 0 && case == UP {
+        TB_UPPER
+    } else if f & L != 0 && case == LO {
+        TB_LOWER
+    } else if f & (L | N | S | UP | LO) == 0 {
+        TB_PUNCT
+    } else {
+        0
+    }
+}
+
+const fn two_byte_classes() -> [u8; 2048] {
+    let mut t = [0u8; 2048];
+    let mut cp = 0x80;
+    while cp < 0x800 {
+        t[cp] = block_class(cp as u32);
+        cp += 1;
+    }
+    t
+}
+
+/// The classes of U+1E00-U+1EFF (`e1 b8 80`-`e1 bb bf`, all letters, mostly alternating case),
+/// indexed by `(second byte - 0xb8) << 6 | (third byte & 0x3f)`. Why: Vietnamese writes most of
+/// its vowels with these (about one character in twenty of vi.txt), so nearly every window of
+/// it had a complex byte near its start and fell to the scalar scanner.
+static LATIN_ADDITIONAL: [u8; 256] = latin_additional_classes();
+
+const fn latin_additional_classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut k = 0;
+    while k < 256 {
+        t[k] = block_class(0x1e00 + k as u32);
+        k += 1;
+    }
+    t
+}
+
+/// The characters U+1E00-U+1EFF at the `0xe1` bytes `leads`, from [`LATIN_ADDITIONAL`], as
+/// [`classify_two_byte`] does for two bytes: all three bytes get the class. A lead at bit 62
+/// or 63, or one not followed by `b8`-`bb` and a continuation byte, stays complex.
+#[inline(always)]
+fn classify_latin_additional(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
+    leads &= !(3 << 62);
+    let (mut up, mut lo, mut p) = (0u64, 0u64, 0u64);
+    while leads != 0 {
+        let k = leads.trailing_zeros() as usize;
+        leads &= leads - 1;
+        // k <= 61: the masks only spare the bounds checks.
+        let (b1, b2) = (w[(k + 1) & 63].wrapping_sub(0xb8), w[(k + 2) & 63] ^ 0x80);
+        let e = LATIN_ADDITIONAL[((b1 as usize & 3) << 6) | (b2 as usize & 0x3f)];
+        let e = if b1 < 4 && b2 < 0x40 { e } else { 0 };
+        up |= ((e & TB_UPPER) as u64) << k;
+        lo |= ((e & TB_LOWER) as u64 >> 1) << k;
+        p |= ((e & TB_PUNCT) as u64 >> 2) << k;
+    }
+    c.upper |= up | up << 1 | up << 2;
+    c.lower |= lo | lo << 1 | lo << 2;
+    c.punct |= p | p << 1 | p << 2;
+    c.punct3 |= p;
+}
+
+/// The two-byte characters with leads `0xc4`-`0xdf` (bits `leads`), from [`TWO_BYTE`], with
+/// no branch on the class: both bytes of a letter get its class, punctuation also marks its
+/// first byte in `punct2`. A lead at bit 63 (its continuation outside the window) or before
+/// a byte that is no continuation stays complex.
+#[inline(always)]
+fn classify_two_byte(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
+    leads &= !(1 << 63);
+    let (mut up, mut lo, mut p) = (0u64, 0u64, 0u64);
+    while leads != 0 {
+        let k = leads.trailing_zeros() as usize;
+        leads &= leads - 1;
+        // k <= 62, so `k + 1` is in the window (the mask only spares the bounds check).
+        let cont = w[(k + 1) & 63] ^ 0x80;
+        let e = if cont < 0x40 { TWO_BYTE[(w[k] as usize & 0x1f) << 6 | cont as usize] } else { 0 };
+        up |= ((e & TB_UPPER) as u64) << k;
+        lo |= ((e & TB_LOWER) as u64 >> 1) << k;
+        p |= ((e & TB_PUNCT) as u64 >> 2) << k;
+    }
+    c.upper |= up | up << 1;
+    c.lower |= lo | lo << 1;
+    c.punct |= p | p << 1;
+    c.punct2 |= p;
 }
 
 /// The classes no SIMD compare finds cheaply, one byte at a time (they are rare): apostrophes
@@ -155,6 +269,33 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
                 }
                 k += 1;
             }
+            0xc4..=0xdf if k < 63 && (0x80..=0xbf).contains(&w[k + 1]) => {
+                let cp = ((b as usize & 0x1f) << 6) | (w[k + 1] as usize & 0x3f);
+                let pair = bit | bit << 1;
+                match TWO_BYTE[cp] {
+                    TB_UPPER => c.upper |= pair,
+                    TB_LOWER => c.lower |= pair,
+                    TB_PUNCT => {
+                        c.punct |= pair;
+                        c.punct2 |= bit;
+                    }
+                    _ => high |= pair,
+                }
+                k += 1;
+            }
+            0xe1 if k < 62 && (0xb8..=0xbb).contains(&w[k + 1]) && (0x80..=0xbf).contains(&w[k + 2]) => {
+                let triple = 7u64 << k;
+                match LATIN_ADDITIONAL[((w[k + 1] as usize - 0xb8) << 6) | (w[k + 2] as usize & 0x3f)] {
+                    TB_UPPER => c.upper |= triple,
+                    TB_LOWER => c.lower |= triple,
+                    TB_PUNCT => {
+                        c.punct |= triple;
+                        c.punct3 |= bit;
+                    }
+                    _ => high |= triple,
+                }
+                k += 2;
+            }
             _ => {
                 high |= bit;
                 if b == 0xc2 || b == 0xe2 {
@@ -192,7 +333,8 @@ pub fn classify(w: &[u8; 64]) -> Classes {
 
 /// The masks both SIMD forms compute with compares (bit `k` for byte `k` of the window).
 /// `c3`, `cont_up` and `cont_low` (0xc3 bytes; continuation bytes of an upper- and of a
-/// lower-case Latin-1 letter) may be left 0 when the window has no byte over 0x7f.
+/// lower-case Latin-1 letter), `leads`, `leads2`, `e1` and the Cyrillic masks may be left 0
+/// when the window has no byte over 0x7f.
 #[cfg(target_arch = "x86_64")]
 #[derive(Default)]
 struct Compares {
@@ -209,6 +351,34 @@ struct Compares {
     cont_up: u64,
     cont_low: u64,
     leads: u64,
+    /// Two-byte leads `0xc4`-`0xdf` but `0xd0` and `0xd1` ([`classify_two_byte`]).
+    leads2: u64,
+    /// `0xe1` ([`classify_latin_additional`]).
+    e1: u64,
+    /// Cyrillic's common leads and the continuation bytes that decide their case (see
+    /// [`cyrillic`]): `0xd0`, `0xd1`, any continuation byte, `0x80`-`0xaf`, `0x80`-`0x9f`, odd.
+    d0: u64,
+    d1: u64,
+    cont: u64,
+    below_b0: u64,
+    below_a0: u64,
+    odd: u64,
+}
+
+/// The upper- and lower-case lead bytes of the letters U+0400-U+047F (leads `0xd0`, `0xd1`),
+/// from compares: U+0400-U+042F (`d0 80`-`d0 af`) are `Lu`, U+0430-U+045F (`d0 b0`-`d1 9f`)
+/// `Ll`, and U+0460-U+047F (`d1 a0`-`d1 bf`) alternate, even upper and odd lower (the tests
+/// hold this to [`TWO_BYTE`] on every pair). Why: Ukrainian or Russian text is nearly all
+/// these two leads, about 28 in every window; looking each up in the table cost about 12% of
+/// o200k's encoding of uk.txt (`perf`), the compares a few instructions per window.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn cyrillic(m: &Compares) -> (u64, u64) {
+    let (cont, below_b0, below_a0, odd) = (m.cont >> 1, m.below_b0 >> 1, m.below_a0 >> 1, m.odd >> 1);
+    let (d0, d1) = (m.d0 & cont, m.d1 & cont);
+    let up = d0 & below_b0 | d1 & !(below_a0 | odd);
+    let lo = d0 & !below_b0 | d1 & (below_a0 | odd);
+    (up, lo)
 }
 
 /// [`Classes`] from the compares: Latin-1 letters (0xc3 and a continuation byte, both bytes of
@@ -217,8 +387,9 @@ struct Compares {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn assemble(w: &[u8; 64], m: Compares) -> Classes {
-    let lead_up = m.c3 & (m.cont_up >> 1);
-    let lead_low = m.c3 & (m.cont_low >> 1);
+    let (cyr_up, cyr_low) = cyrillic(&m);
+    let lead_up = m.c3 & (m.cont_up >> 1) | cyr_up;
+    let lead_low = m.c3 & (m.cont_low >> 1) | cyr_low;
     let upper = m.upper | lead_up | lead_up << 1;
     let lower = m.lower | lead_low | lead_low << 1;
     let ascii_known = upper | lower | m.digit | m.space | m.tab | m.newline | m.apos;
@@ -233,8 +404,10 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
         slash: m.slash,
         ..Classes::default()
     };
+    classify_two_byte(w, &mut c, m.leads2);
+    classify_latin_additional(w, &mut c, m.e1);
     classify_rare(w, &mut c, m.apos, m.leads);
-    c.complex |= m.high & !(upper | lower | c.punct);
+    c.complex |= m.high & !(c.upper | c.lower | c.punct);
     c
 }
 
@@ -278,6 +451,17 @@ mod avx512 {
             m.cont_up = range(v, 0x80, 0x9e) & not_sign;
             m.cont_low = range(v, 0x9f, 0xbf) & not_sign;
             m.leads = eq(v, 0xc2) | eq(v, 0xe2);
+            m.d0 = eq(v, 0xd0);
+            m.d1 = eq(v, 0xd1);
+            m.leads2 = range(v, 0xc4, 0xdf) & !(m.d0 | m.d1);
+            m.e1 = eq(v, 0xe1);
+            // Not on a window of Latin text with a few accents or quotes.
+            if m.d0 | m.d1 != 0 {
+                m.cont = range(v, 0x80, 0xbf);
+                m.below_b0 = range(v, 0x80, 0xaf);
+                m.below_a0 = range(v, 0x80, 0x9f);
+                m.odd = _mm512_test_epi8_mask(v, _mm512_set1_epi8(1));
+            }
         }
         assemble(w, m)
     }
@@ -326,6 +510,19 @@ mod sse2 {
                 m.cont_up |= at(range(v, 0x80, 0x9e) & not_sign);
                 m.cont_low |= at(range(v, 0x9f, 0xbf) & not_sign);
                 m.leads |= at(eq(v, 0xc2) | eq(v, 0xe2));
+                let (d0, d1) = (eq(v, 0xd0), eq(v, 0xd1));
+                m.d0 |= at(d0);
+                m.d1 |= at(d1);
+                m.leads2 |= at(range(v, 0xc4, 0xdf) & !(d0 | d1));
+                m.e1 |= at(eq(v, 0xe1));
+                // A continuation byte may be in the next chunk, so these are needed from the
+                // chunk of the lead on; the chunks of Latin text with accents skip them.
+                if m.d0 | m.d1 != 0 {
+                    m.cont |= at(range(v, 0x80, 0xbf));
+                    m.below_b0 |= at(range(v, 0x80, 0xaf));
+                    m.below_a0 |= at(range(v, 0x80, 0x9f));
+                    m.odd |= at(_mm_movemask_epi8(_mm_slli_epi16(v, 7)) as u32);
+                }
             }
         }
         assemble(w, m)
@@ -457,7 +654,11 @@ pub fn for_each_span_block(
     let (mut base, mut pending) = (i, 0u64);
     while i < range.end {
         if pending == 0 {
-            if let Some(w) = bytes.get(i..i + 64) {
+            // A byte of 0xe3 or more (CJK, kana, Hangul, emoji: three- and four-byte characters
+            // other than `e1` and `e2` ones) is always complex, and one in the first two bytes
+            // leaves the window no exact start after bit 0: skip the classification, which
+            // Chinese text otherwise paid for almost every piece.
+            if let Some(w) = bytes.get(i..i + 64).filter(|w| w[0] < 0xe3 && w[1] < 0xe3) {
                 let (all, limit) = starts(&classify(w.try_into().unwrap()), grammar);
                 // Bits 1..limit; bit 0 is `i` itself.
                 pending = all & (u64::MAX >> (64 - limit.max(1))) & !1;
@@ -502,10 +703,18 @@ mod tests {
         "a", "z", "A", "Z", "e", "E", "s", "t", "ä", "Ä", "ß", "é", "É", "ÿ", "À", "Þ", "0", "7", " ", " ", " ", "\t",
         "\n", "\n", "\r", "\u{b}", "\u{c}", ".", ",", "/", "/", "-", "(", ")", "#", "\u{0}", "\u{1f}", "\u{7f}", "\"",
         "'", "'x", "«", "»", "§", "\u{ad}", "…", "’", "‐", "\u{200b}", "‰",
+        // Two-byte letters of the table (Cyrillic, Greek, Latin Extended, Armenian), both
+        // cases, the alternating-case blocks, Lt, and two-byte punctuation.
+        "д", "Д", "я", "Я", "і", "І", "ї", "Ї", "ґ", "Ґ", "ѣ", "Ѣ", "ӏ", "Ӏ", "ө", "Ө", "ά", "Ω", "ω", "ς", "Σ", "ϐ",
+        "ı", "İ", "ş", "Ş", "ğ", "ő", "ǅ", "ǆ", "ǈ", "ơ", "ư", "Ư", "ա", "Ա", "'д", "'Ж", "'ω", "·", "΅", ";", "҂", "՝",
+        "׀", "؟", "˂", "ạ", "Ạ", "ế", "Ế", "ữ", "Ữ", "ẞ", "ẖ", "ḁ", "Ḁ",
     ];
     const COMPLEX: &[&str] = &[
         "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}",
         "\u{2003}", "中", "ǅ", "ʰ", "\u{301}", "😀", "Ω", "٣", "€",
+        // Two-byte characters the table leaves complex: marks (UP and LO, not `\p{L}`), `Lm`
+        // and `Lo` letters (both sets), numbers; and `'` before `ſ` or a three-byte letter.
+        "\u{483}", "\u{489}", "\u{5b0}", "ʼ", "ˆ", "א", "ب", "ߊ", "߁", "'中", "ᴀ", "ᵃ", "ᾀ", "Ἀ", "'ạ",
     ];
 
     fn random_text(rng: &mut Rng, len: usize, complex_one_in: usize) -> String {
@@ -574,6 +783,117 @@ mod tests {
     }
 
     #[test]
+    fn two_byte_table_matches_the_class_table() {
+        use crate::pretokenize::scan::is_punct;
+        use crate::pretokenize::unicode::{flags, L, LO, UP};
+        let (mut letters, mut puncts) = (0, 0);
+        for cp in 0x80..0x800u32 {
+            let f = flags(cp);
+            let want = match TWO_BYTE[cp as usize] {
+                TB_UPPER => f & L != 0 && f & (UP | LO) == UP,
+                TB_LOWER => f & L != 0 && f & (UP | LO) == LO,
+                TB_PUNCT => is_punct(f) && f & (UP | LO) == 0,
+                0 => !(f & L != 0 && (f & (UP | LO) == UP || f & (UP | LO) == LO)) && !(is_punct(f) && f & (UP | LO) == 0),
+                e => panic!("U+{cp:04X}: entry {e}"),
+            };
+            assert!(want, "U+{cp:04X}: entry {} for flags {f:#x}", TWO_BYTE[cp as usize]);
+            letters += (TWO_BYTE[cp as usize] & (TB_UPPER | TB_LOWER) != 0) as u32;
+            puncts += (TWO_BYTE[cp as usize] == TB_PUNCT) as u32;
+        }
+        // All of Cyrillic's letters U+0400-U+042F / U+0430-U+045F, and Greek's basic ones.
+        for cp in (0x400..0x460).chain(0x391..0x3a2).chain(0x3a3..0x3aa).chain(0x3b1..0x3ca) {
+            assert_ne!(TWO_BYTE[cp as usize] & (TB_UPPER | TB_LOWER), 0, "U+{cp:04X}");
+        }
+        assert!(letters > 900 && puncts > 200, "{letters} letters, {puncts} punctuation");
+    }
+
+    /// `may_contract` must hold for the first byte of every character that folds to a letter
+    /// that can follow the apostrophe of a contraction.
+    #[test]
+    fn apostrophes_before_other_characters_cannot_contract() {
+        use crate::pretokenize::unicode::contraction_letter;
+        for cp in 0x80..=0x10ffffu32 {
+            if let Some(ch) = char::from_u32(cp) {
+                if matches!(contraction_letter(cp), b's' | b't' | b'd' | b'm' | b'l' | b'v' | b'r') {
+                    let mut buf = [0u8; 4];
+                    assert!(may_contract(ch.encode_utf8(&mut buf).as_bytes()[0]), "U+{cp:04X}");
+                }
+            }
+        }
+    }
+
+    /// Every two-byte character below U+0800 in words of one to eight, with ASCII and the
+    /// table's letters around it, block driver against the scalar scanners.
+    #[test]
+    fn block_drivers_on_every_two_byte_character() {
+        let mut rng = Rng(0x5eed_0000_0400_0800);
+        let glue = [" ", "", "", "'", "1", "23", ". ", "\n", "  ", "x", "Ab", "«", "—", "д", "Д", "ω"];
+        let all: Vec<char> = (0x80..0x800).filter_map(char::from_u32).collect();
+        for chunk in all.chunks(16) {
+            for _ in 0..20 {
+                let mut text = String::new();
+                while text.len() < 200 {
+                    for _ in 0..1 + rng.below(8) {
+                        text.push(chunk[rng.below(chunk.len())]);
+                    }
+                    text.push_str(glue[rng.below(glue.len())]);
+                }
+                check(&text);
+            }
+        }
+    }
+
+    /// Every lead byte `0xc0`-`0xff` before every byte, at window positions around the SIMD
+    /// chunks' edges and the window's end: the compares (Latin-1, Cyrillic) and the table
+    /// walk against the definition.
+    #[test]
+    fn simd_classes_equal_the_scalar_ones_on_every_byte_pair() {
+        for lead in 0xc0..=0xffu8 {
+            for next in 0..=0xffu8 {
+                for at in [0, 1, 14, 15, 16, 31, 47, 62, 63] {
+                    let mut w = [b'a'; 64];
+                    w[at] = lead;
+                    if at < 63 {
+                        w[at + 1] = next;
+                    }
+                    let want = classify_scalar(&w);
+                    assert_eq!(classify(&w), want, "{lead:#x} {next:#x} at {at}");
+                    #[cfg(target_arch = "x86_64")]
+                    assert_eq!(unsafe { sse2::classify(&w) }, want, "{lead:#x} {next:#x} at {at}");
+                }
+            }
+        }
+    }
+
+    /// `0xe1` before every pair of bytes `80`-`ff`, `00`-`ff` (and a few other leads' bytes),
+    /// at window positions around the chunks' edges and the window's end.
+    #[test]
+    fn simd_classes_equal_the_scalar_ones_on_every_e1_triple() {
+        for b1 in (0x80..=0xffu8).chain([b'a', 0xe1]) {
+            for b2 in 0..=0xffu8 {
+                for at in [0, 13, 14, 15, 30, 31, 47, 61, 62, 63] {
+                    let mut w = [b' '; 64];
+                    w[at] = 0xe1;
+                    if at < 63 {
+                        w[at + 1] = b1;
+                    }
+                    if at < 62 {
+                        w[at + 2] = b2;
+                    }
+                    let want = classify_scalar(&w);
+                    assert_eq!(classify(&w), want, "e1 {b1:#x} {b2:#x} at {at}");
+                    #[cfg(target_arch = "x86_64")]
+                    assert_eq!(unsafe { sse2::classify(&w) }, want, "e1 {b1:#x} {b2:#x} at {at}");
+                }
+            }
+        }
+        for k in 0..256u32 {
+            assert_eq!(LATIN_ADDITIONAL[k as usize], block_class(0x1e00 + k));
+            assert_ne!(LATIN_ADDITIONAL[k as usize] & (TB_UPPER | TB_LOWER), 0, "U+{:04X} is a letter of one case", 0x1e00 + k);
+        }
+    }
+
+    #[test]
     fn simd_classes_equal_the_scalar_ones() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for _ in 0..20_000 {
@@ -582,7 +902,7 @@ mod tests {
                 *b = match rng.below(6) {
                     0 => rng.next() as u8,
                     1 => 0xc3,
-                    2 => [0xc2, 0xe2, 0x80, b'\''][rng.below(4)],
+                    2 => [0xc2, 0xe2, 0x80, b'\'', 0xd0, 0xd1, 0xd2, 0xce, 0xcf, 0xc4, 0xc5, 0xdf, 0x90, 0xbf, 0xe1, 0xba, 0xbb][rng.below(17)],
                     _ => 0x60 + rng.below(0x60) as u8 + if rng.below(2) == 0 { 0 } else { 0x40 },
                 };
             }

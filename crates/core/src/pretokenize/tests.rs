@@ -201,3 +201,45 @@ fn ranges_on_the_regex_engines_give_the_serial_pieces() {
         }
     }
 }
+
+/// Long texts (100-600 bytes, so the 64-byte block path runs) of Cyrillic, Greek, Latin
+/// Extended and Vietnamese words in every mix of case, with digits, apostrophes (`м'ясо`, `'s`, `'ſ`),
+/// two-byte punctuation and ASCII around them, against fancy-regex. The block path classifies
+/// these letters from its two-byte table; this holds it to the regex directly, not only to the
+/// scalar scanners. Word lengths put letters on both sides of every window edge.
+#[test]
+fn two_byte_scripts_against_the_regex() {
+    const UPPER: &[char] = &['Д', 'Я', 'І', 'Ї', 'Є', 'Ґ', 'Ѣ', 'Ӏ', 'Σ', 'Ω', 'Ά', 'İ', 'Ş', 'Ğ', 'ǅ', 'Ա', 'A', 'Z', 'É', 'Ạ', 'Ế', 'Ữ', 'Ơ', 'Đ'];
+    const LOWER: &[char] = &['д', 'я', 'і', 'ї', 'є', 'ґ', 'ѣ', 'ӏ', 'σ', 'ς', 'ω', 'ά', 'ı', 'ş', 'ğ', 'ǆ', 'ա', 's', 't', 'é', 'ạ', 'ế', 'ữ', 'ơ', 'đ', 'ẖ'];
+    const GLUE: &[&str] = &[
+        " ", " ", " ", "", "'", "'", "’", "ʼ", "'s", "'S", "'ſ", "'ll", "1", "23", "4567", ", ", ". ", "!\n", "\n\n", "  ",
+        " \t", "«", "»", "—", "·", ";", "΄", "҂", "\u{483}", "\u{301}", "(", "-", "/", "\r\n", "中", "ʰ",
+    ];
+    let mut rng = Rng(0x0c1a_55e5_0400_0370);
+    let fast: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new(p).unwrap()).collect();
+    let slow: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
+    let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
+    for _ in 0..cases / 4 {
+        let mut text = String::new();
+        let target = 100 + rng.below(500);
+        while text.len() < target {
+            let len = 1 + rng.below(14);
+            let style = rng.below(5);
+            for k in 0..len {
+                let upper = match style {
+                    0 => false,
+                    1 => true,
+                    2 => k == 0,
+                    3 => k + 1 == len,
+                    _ => rng.below(3) == 0,
+                };
+                let set = if upper { UPPER } else { LOWER };
+                text.push(set[rng.below(set.len())]);
+            }
+            text.push_str(GLUE[rng.below(GLUE.len())]);
+        }
+        for (f, s) in fast.iter().zip(&slow) {
+            assert_eq!(pieces(f, &text), pieces(s, &text), "pattern {} on {text:?}", f.kind());
+        }
+    }
+}

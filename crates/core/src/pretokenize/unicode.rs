@@ -33,6 +33,17 @@ pub fn flags(cp: u32) -> u8 {
     }
 }
 
+/// [`flags`] in a const context, for the class tables built at compile time
+/// (`block.rs`'s two-byte classes).
+pub const fn flags_const(cp: u32) -> u8 {
+    if cp < 128 {
+        generated::ASCII[cp as usize]
+    } else {
+        let block = generated::BLOCK_INDEX[(cp >> 6) as usize & 0x3fff_ffff] as usize;
+        generated::BLOCKS[block][(cp & 63) as usize]
+    }
+}
+
 /// The contraction letter (`s t r e v m l d`, lower case) that `cp` matches case-insensitively,
 /// or 0. `(?i)` in the regex crate uses simple case folding, so this includes e.g. U+017F.
 #[inline]
