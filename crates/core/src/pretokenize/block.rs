@@ -684,18 +684,7 @@ mod tests {
     use super::*;
     use crate::pretokenize::{cl100k, o200k, r50k};
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::test_data::Rng;
 
     /// Mostly plain characters, with every class boundary the rules distinguish, runs of each,
     /// and now and then a complex one.

@@ -18,18 +18,7 @@ const PALETTE: &[char] = &[
     '😀', '👍', '\u{fe0f}', '\u{200d}', '\u{0}', '\u{7f}', '\u{ad}', '\u{e000}', '\u{10ffff}',
 ];
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::test_data::Rng;
 
 fn random_text(rng: &mut Rng) -> String {
     let len = rng.below(24);
