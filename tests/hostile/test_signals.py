@@ -1,0 +1,90 @@
+"""Signals: Ctrl-C (SIGINT) and SIGTERM reach a process that is inside bytepair.
+
+The core runs with the GIL released, so Python only sees a signal once the core call returns:
+what must hold is that it does return, that the KeyboardInterrupt then surfaces (not lost, not
+a hang, not a crash), and that the pools are still usable if the program goes on. The command
+line turns Ctrl-C into exit 130 with one line on stderr (docs/cli.md), never a traceback.
+
+Each child gets a generous deadline; the deadline bounds a hang, it does not measure speed.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from support import REPO
+
+DEADLINE = 60  # seconds
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+
+# A child that loops over long batch, parallel and single calls (each well over the moment
+# the signal arrives), says when it has started, and reports how it ended.
+CHILD = r"""
+import sys, bytepair
+enc = bytepair.get_encoding("o200k_base")
+docs = ["the quick brown fox jumps over the lazy dog, 1234 times. " * 200] * 400
+text = "".join(docs)
+print("ready", flush=True)
+try:
+    while True:
+        enc.encode_ordinary_batch(docs, num_threads=2)
+        enc.encode_ordinary_parallel(text, num_threads=2) if hasattr(enc, "encode_ordinary_parallel") else None
+        enc.encode_ordinary(text)
+except KeyboardInterrupt:
+    # The pools still work after the interrupt.
+    assert enc.encode_ordinary_batch(["hello world"] * 64, num_threads=2) == [[24912, 2375]] * 64
+    print("interrupted", flush=True)
+    sys.exit(0)
+"""
+
+
+def _child(code: str, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _wait(proc: subprocess.Popen) -> tuple[str, str]:
+    try:
+        out, err = proc.communicate(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the process did not end within {DEADLINE} s of the signal (a hang)\n{err[-3000:]}")
+    return out, err
+
+
+def test_sigint_inside_core_calls_raises_keyboardinterrupt_and_pools_still_work():
+    proc = _child(CHILD)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.5)  # inside the loop's core calls
+    proc.send_signal(signal.SIGINT)
+    out, err = _wait(proc)
+    assert proc.returncode == 0, err[-3000:]
+    assert "interrupted" in out
+
+
+def test_sigterm_ends_a_process_inside_core_calls():
+    proc = _child(CHILD)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _wait(proc)
+    assert proc.returncode == -signal.SIGTERM
+
+
+def test_cli_ctrl_c_is_exit_130_and_one_line():
+    # `bytepair count -` waiting on a stdin that stays open, interrupted as a user would.
+    proc = _child("import sys; from bytepair.cli import main; sys.argv = ['bytepair', 'count', '-']; main()")
+    time.sleep(2.0)  # the import and the read have started
+    proc.send_signal(signal.SIGINT)
+    out, err = _wait(proc)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
