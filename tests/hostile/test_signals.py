@@ -81,8 +81,10 @@ def test_sigterm_ends_a_process_inside_core_calls():
 
 def test_cli_ctrl_c_is_exit_130_and_one_line():
     # `bytepair count -` waiting on a stdin that stays open, interrupted as a user would.
-    proc = _child("import sys; from bytepair.cli import main; sys.argv = ['bytepair', 'count', '-']; main()")
-    time.sleep(2.0)  # the import and the read have started
+    proc = _child("import sys; from bytepair.cli import main; sys.argv = ['bytepair', 'count', '-']; "
+                  "print('ready', flush=True); main()")
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.5)  # reading stdin
     proc.send_signal(signal.SIGINT)
     out, err = _wait(proc)
     assert proc.returncode == 130, err
