@@ -371,9 +371,10 @@ impl Vocab {
     pub(crate) fn backtrack(&self) -> Option<&crate::models::rank::backtrack::Backtrack> {
         self.backtrack.get(self)
     }
-    /// The sealed-character table, built on the first call.
-    pub(crate) fn chars(&self) -> Option<&crate::models::rank::chars::Chars> {
-        self.chars.get(self)
+    /// The sealed-character table for a piece of `piece_len` bytes, built once enough pieces
+    /// have asked for it (models/rank/chars.rs, `LazyChars`).
+    pub(crate) fn chars(&self, piece_len: usize) -> Option<&crate::models::rank::chars::Chars> {
+        self.chars.get(self, piece_len)
     }
     pub(crate) fn blob(&self) -> &[u8] {
         self.table.blob()

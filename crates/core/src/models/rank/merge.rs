@@ -234,7 +234,7 @@ fn merge_wide_in<S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, 
     // The first parts: single bytes, except two- and three-byte characters that are sealed
     // where they stand (models/rank/chars.rs: the merge from them gives the same tokens), which
     // start whole. On CJK text that is about a third of the rounds.
-    let chars = if 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= n { vocab.chars() } else { None };
+    let chars = if 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= n { vocab.chars(n) } else { None };
     let mut parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev);
     let mut p = 0;
     while p < n {
@@ -420,7 +420,7 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
     }
     let mut parts = n;
     // Sealed characters start whole (models/rank/chars.rs); pieces with no lead byte skip it.
-    let chars = if n > 4 && mostly_leads(buf, n) { vocab.chars() } else { None };
+    let chars = if n > 4 && mostly_leads(buf, n) { vocab.chars(n) } else { None };
     if chars.is_some() {
         parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev);
         let mut p = 0;
