@@ -50,18 +50,6 @@ def script_text(rnd: random.Random, n: int) -> str:
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
-def test_script_texts(reference, name):
-    import bytepair
-
-    ours, ref = bytepair.get_encoding(name), reference(name)
-    rnd = random.Random(1411)
-    for _ in range(300):
-        text = script_text(rnd, rnd.randrange(1, 600))
-        got, want = ours.encode_ordinary(text), ref.encode_ordinary(text)
-        assert got == want, f"{text!r}"
-
-
-@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_script_runs(reference, name):
     """Whole runs of one script with no glue: pieces of hundreds of bytes (129-255 bytes take
     the wide scan when they are mostly multi-byte characters, longer ones the walk)."""
@@ -110,13 +98,19 @@ def prose(rnd: random.Random, n: int) -> str:
     return "".join(parts)
 
 
+# (generator, seed, texts, sizes): mixed scripts with glue, and two-byte-script prose.
+GENERATED = {"script_texts": (script_text, 1411, 300, (1, 600)), "two_byte_script_prose": (prose, 1404, 200, (60, 3000))}
+
+
+@pytest.mark.parametrize("kind", sorted(GENERATED))
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
-def test_two_byte_script_prose(reference, name):
+def test_generated_texts(reference, name, kind):
     import bytepair
 
+    make, seed, count, (low, high) = GENERATED[kind]
     ours, ref = bytepair.get_encoding(name), reference(name)
-    rnd = random.Random(1404)
-    for _ in range(200):
-        text = prose(rnd, rnd.randrange(60, 3000))
+    rnd = random.Random(seed)
+    for _ in range(count):
+        text = make(rnd, rnd.randrange(low, high))
         got, want = ours.encode_ordinary(text), ref.encode_ordinary(text)
         assert got == want, f"{text!r}"

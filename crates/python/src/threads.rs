@@ -74,8 +74,7 @@ fn pool(n: usize) -> Option<Arc<ThreadPool>> {
 /// pool could be started: `f` is then not run, since outside a pool rayon would send its jobs
 /// to the global pool, the one that is dead in a forked child.
 pub fn with_threads<R: Send>(num_threads: usize, f: impl FnOnce() -> R + Send) -> Option<R> {
-    let n = num_threads.clamp(1, cores());
-    pool(n).or_else(|| pool(1)).map(|p| p.install(f))
+    pool_of(num_threads).map(|p| p.install(f))
 }
 
 /// Our pool of `num_threads` threads (at most one per core), to `spawn` work on that the

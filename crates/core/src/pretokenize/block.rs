@@ -271,29 +271,12 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
             }
             0xc4..=0xdf if k < 63 && (0x80..=0xbf).contains(&w[k + 1]) => {
                 let cp = ((b as usize & 0x1f) << 6) | (w[k + 1] as usize & 0x3f);
-                let pair = bit | bit << 1;
-                match TWO_BYTE[cp] {
-                    TB_UPPER => c.upper |= pair,
-                    TB_LOWER => c.lower |= pair,
-                    TB_PUNCT => {
-                        c.punct |= pair;
-                        c.punct2 |= bit;
-                    }
-                    _ => high |= pair,
-                }
+                mark_char(&mut c, &mut high, TWO_BYTE[cp], k, 2);
                 k += 1;
             }
             0xe1 if k < 62 && (0xb8..=0xbb).contains(&w[k + 1]) && (0x80..=0xbf).contains(&w[k + 2]) => {
-                let triple = 7u64 << k;
-                match LATIN_ADDITIONAL[((w[k + 1] as usize - 0xb8) << 6) | (w[k + 2] as usize & 0x3f)] {
-                    TB_UPPER => c.upper |= triple,
-                    TB_LOWER => c.lower |= triple,
-                    TB_PUNCT => {
-                        c.punct |= triple;
-                        c.punct3 |= bit;
-                    }
-                    _ => high |= triple,
-                }
+                let class = LATIN_ADDITIONAL[((w[k + 1] as usize - 0xb8) << 6) | (w[k + 2] as usize & 0x3f)];
+                mark_char(&mut c, &mut high, class, k, 3);
                 k += 2;
             }
             _ => {
@@ -308,6 +291,28 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
     classify_rare(w, &mut c, apos, leads);
     c.complex |= high & !c.punct;
     c
+}
+
+/// Marks the `len` bytes of a character at bit `k` by its class in `TWO_BYTE` (two bytes) or
+/// `LATIN_ADDITIONAL` (three): a letter's case, or punctuation with its first byte in `punct2`
+/// / `punct3`; any other class leaves it for the scalar scanner (`high`).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn mark_char(c: &mut Classes, high: &mut u64, class: u8, k: usize, len: u32) {
+    let bytes = ((1u64 << len) - 1) << k;
+    match class {
+        TB_UPPER => c.upper |= bytes,
+        TB_LOWER => c.lower |= bytes,
+        TB_PUNCT => {
+            c.punct |= bytes;
+            if len == 2 {
+                c.punct2 |= 1 << k;
+            } else {
+                c.punct3 |= 1 << k;
+            }
+        }
+        _ => *high |= bytes,
+    }
 }
 
 /// Classifies the 64 bytes `w`: with AVX-512BW where the processor has it (one compare per
