@@ -28,9 +28,10 @@ BYTE_LEVEL_CHARS: str
 
 @final
 class IdBuffer:
-    """Token ids (native uint32) exported through the buffer protocol, writable; what
-    Tokenizer.encode_to_buffer returns and encode_to_numpy wraps. (No __buffer__ here: Python
-    3.11 does not show the slot as a method; memoryview() and numpy take it all the same.)"""
+    """Token ids (native uint32) or a flat batch's offsets (native int64) exported through the
+    buffer protocol, writable; what Tokenizer.encode_to_buffer and the *_batch_to_buffers
+    methods return and the *_to_numpy methods wrap. (No __buffer__ here: Python 3.11 does not
+    show the slot as a method; memoryview() and numpy take it all the same.)"""
 
     def __len__(self) -> int: ...
 
@@ -89,6 +90,12 @@ class Tokenizer:
     def encode_batch(self, texts: Sequence[str], **kwargs: Any) -> list[list[int]]:
         """kwargs: encode's, and num_threads (default 8)."""
     def encode_ordinary_batch(self, texts: Sequence[str], num_threads: int | None = None) -> list[list[int]]: ...
+    def encode_batch_to_buffers(self, texts: Sequence[str], **kwargs: Any) -> tuple[IdBuffer, IdBuffer]:
+        """encode_batch's ids as one flat batch: (ids uint32, offsets int64), text i's ids at
+        ids[offsets[i]:offsets[i + 1]]. kwargs as encode_batch's."""
+    def encode_ordinary_batch_to_buffers(
+        self, texts: Sequence[str], num_threads: int | None = None
+    ) -> tuple[IdBuffer, IdBuffer]: ...
     def encode_chat(
         self, conversations: Sequence[tuple[list[int | str], list[Any]]], num_threads: int = 1
     ) -> tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None]: ...

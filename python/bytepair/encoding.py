@@ -103,6 +103,14 @@ def _frombuffer_u32(buf) -> npt.NDArray[np.uint32]:
     return wrap(buf)
 
 
+def _flat_arrays(buffers) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """The numpy arrays over a flat batch's ``(ids, offsets)`` buffers (no copy)."""
+    import numpy as np
+
+    ids, offsets = buffers
+    return _frombuffer_u32(ids), np.frombuffer(offsets, np.int64)
+
+
 class Encoding:
     """A tokenizer: its model (rank, score or merge-list BPE), split pattern, special tokens.
 
@@ -309,6 +317,38 @@ class Encoding:
         """Encodes many texts in parallel; special tokens, BOS and EOS as in :meth:`encode`."""
         return self._core_bpe.encode_batch(
             text, **_options(allowed_special, disallowed_special, add_bos, add_eos, num_threads=num_threads))
+
+    def encode_ordinary_batch_to_numpy(
+        self, text: Sequence[str], *, num_threads: int = 8
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """Encodes many texts in parallel, ignoring special tokens, into one flat array.
+
+        Returns ``(ids, offsets)``: text ``i``'s ids are ``ids[offsets[i]:offsets[i + 1]]``,
+        with ``len(offsets) == len(text) + 1`` and ``offsets[0] == 0``. That is Arrow's list
+        layout (``pyarrow.LargeListArray.from_arrays(offsets, ids)`` takes it as it is), built
+        with no Python object per text; the arrays wrap the buffers the ids were encoded into.
+
+        >>> ids, offsets = enc.encode_ordinary_batch_to_numpy(["hello world", "goodbye world"])
+        >>> ids.tolist(), offsets.tolist()
+        ([15339, 1917, 19045, 29474, 1917], [0, 2, 5])
+        """
+        return _flat_arrays(self._core_bpe.encode_ordinary_batch_to_buffers(text, num_threads))
+
+    def encode_batch_to_numpy(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = HOME,  # type: ignore[assignment]
+        disallowed_special: DisallowedSpecial = HOME,  # type: ignore[assignment]
+        add_bos: bool = False,
+        add_eos: bool = False,
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """:meth:`encode_batch` into one flat array: ``(ids, offsets)`` as in
+        :meth:`encode_ordinary_batch_to_numpy`; special tokens, BOS and EOS as in
+        :meth:`encode`."""
+        return _flat_arrays(self._core_bpe.encode_batch_to_buffers(
+            text, **_options(allowed_special, disallowed_special, add_bos, add_eos, num_threads=num_threads)))
 
     def clear_cache(self) -> None:
         """Forgets the pieces this encoding has merged so far.

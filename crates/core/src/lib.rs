@@ -20,9 +20,11 @@
 //! - [`tokenizer`]: [`Tokenizer`], one type over the three models: the surface bindings call.
 //! - [`train`]: the BPE trainer (chunk counting, the merge loop).
 //! - [`chat`]: a rendered chat conversation (special ids and texts) -> ids and training mask.
+//! - [`batch`]: many texts' ids in one buffer with offsets (the flat, Arrow-list layout).
 //!
 //! Nothing here panics on user input: every failure is an [`Error`].
 
+pub mod batch;
 pub mod chat;
 pub mod error;
 pub mod formats;

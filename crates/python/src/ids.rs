@@ -144,48 +144,102 @@ impl Drop for IntCache {
     }
 }
 
-/// Token ids handed to Python without a copy: numpy wraps them through the buffer protocol
-/// (`np.frombuffer(ids, np.uint32)`), and the array keeps this object alive.
+/// Token ids (or a flat batch's offsets) handed to Python without a copy: numpy wraps them
+/// through the buffer protocol (`np.frombuffer(buf, np.uint32)`), and the array keeps this
+/// object alive.
 ///
 /// `encode_to_numpy` used to encode into the thread's kept vector and copy the ids into a
 /// fresh `bytearray` (zeroed by PyO3 first, then filled id by id): two extra passes over the
 /// output and the fresh pages of the bytearray on top of those of the vector. Encoding into a
 /// vector of its own and giving that to numpy leaves only the pages the ids are written to.
-/// The vector is reserved one id per byte as everywhere (MemoryError when that cannot be
-/// had, before anything is encoded), then shrunk to its length: for a large vector that is
-/// `mremap`, no copy, so the reservation never outlives the call.
+///
+/// The vector is kept as it was encoded into, with its whole reservation (one id per byte of
+/// text): it is not shrunk to its length. Shrinking a large vector is `mremap`, which is cheap,
+/// but the smaller block it leaves is what glibc later frees, and glibc sizes its mmap
+/// threshold by the blocks freed: the next call's reservation, larger than that block, was
+/// mmapped afresh, and every page its ids were written to faulted (perf: 380 page faults per
+/// 1.5 MB English text, about 8% of `encode_to_numpy`, which ran at 0.91x `count`). Freed
+/// whole, the block is reused by the next call of its size, already mapped. What an array
+/// holds beyond its ids is address space; only pages ever written take memory, so the most
+/// one can hold is 4 bytes per byte of its text (the reservation, when a reused block was
+/// written further by an earlier, denser text).
 ///
 /// The buffer is writable (an array from `encode_to_numpy` was writable before, over a
 /// bytearray): only the exporter's raw pointer is written through, never a Rust reference.
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct IdBuffer {
-    ptr: *mut u32,
+    /// A `Vec<u32>` (`kind` U32) or `Vec<i64>` (I64) taken apart in `new`, rebuilt in `drop`.
+    ptr: *mut u8,
     len: usize,
+    capacity: usize,
+    kind: Kind,
     /// `Py_buffer.shape` and `.strides` point here: they must live as long as the exports,
     /// which hold a reference to this object.
     shape: [ffi::Py_ssize_t; 1],
     strides: [ffi::Py_ssize_t; 1],
 }
 
-// Safety: the ids are owned (a leaked `Box<[u32]>`, freed in `drop`) and never aliased by a
-// Rust reference; Python reaches them only through the buffer protocol.
+/// What an [`IdBuffer`] holds: its element type, which the vector must be rebuilt with to be
+/// freed (size and alignment), and the buffer protocol's format of it.
+#[derive(Clone, Copy)]
+enum Kind {
+    U32,
+    I64,
+}
+
+impl Kind {
+    fn itemsize(self) -> usize {
+        match self {
+            Kind::U32 => 4,
+            Kind::I64 => 8,
+        }
+    }
+
+    /// struct-module formats, native size: "I" is 4 bytes and "q" 8 wherever this builds
+    /// (numpy's uint32 and int64).
+    fn format(self) -> &'static std::ffi::CStr {
+        match self {
+            Kind::U32 => c"I",
+            Kind::I64 => c"q",
+        }
+    }
+}
+
+// Safety: the elements are owned (a vector taken apart, freed in `drop`) and never aliased by
+// a Rust reference; Python reaches them only through the buffer protocol.
 unsafe impl Send for IdBuffer {}
 unsafe impl Sync for IdBuffer {}
 
 impl IdBuffer {
+    fn from_parts(ptr: *mut u8, len: usize, capacity: usize, kind: Kind) -> Self {
+        let strides = [kind.itemsize() as ffi::Py_ssize_t];
+        IdBuffer { ptr, len, capacity, kind, shape: [len as ffi::Py_ssize_t], strides }
+    }
+
+    /// Token ids, for a numpy `uint32` array.
     pub fn new(ids: Vec<u32>) -> Self {
-        let ids = ids.into_boxed_slice();
-        let len = ids.len();
-        let ptr = Box::into_raw(ids) as *mut u32;
-        IdBuffer { ptr, len, shape: [len as ffi::Py_ssize_t], strides: [4] }
+        let mut ids = std::mem::ManuallyDrop::new(ids);
+        IdBuffer::from_parts(ids.as_mut_ptr().cast(), ids.len(), ids.capacity(), Kind::U32)
+    }
+
+    /// Offsets, for a numpy `int64` array.
+    pub fn offsets(offsets: Vec<i64>) -> Self {
+        let mut offsets = std::mem::ManuallyDrop::new(offsets);
+        IdBuffer::from_parts(offsets.as_mut_ptr().cast(), offsets.len(), offsets.capacity(), Kind::I64)
     }
 }
 
 impl Drop for IdBuffer {
     fn drop(&mut self) {
-        // Safety: `ptr`/`len` are the `Box<[u32]>` leaked in `new`, freed only here. An
-        // export holds a reference to this object, so none outlives the drop.
-        unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len))) }
+        // Safety: `ptr`/`len`/`capacity` are those of the vector of `kind`'s element type taken
+        // apart in `new`/`offsets`, rebuilt only here. An export holds a reference to this
+        // object, so none outlives the drop.
+        unsafe {
+            match self.kind {
+                Kind::U32 => drop(Vec::from_raw_parts(self.ptr.cast::<u32>(), self.len, self.capacity)),
+                Kind::I64 => drop(Vec::from_raw_parts(self.ptr.cast::<i64>(), self.len, self.capacity)),
+            }
+        }
     }
 }
 
@@ -203,11 +257,10 @@ impl IdBuffer {
         let this = slf.get();
         let v = &mut *view;
         v.buf = this.ptr as *mut std::os::raw::c_void;
-        v.len = (this.len * 4) as ffi::Py_ssize_t;
+        v.len = (this.len * this.kind.itemsize()) as ffi::Py_ssize_t;
         v.readonly = 0;
-        v.itemsize = 4;
-        // "I": native unsigned int, 4 bytes wherever this builds (as numpy's uint32).
-        v.format = if flags & ffi::PyBUF_FORMAT != 0 { c"I".as_ptr() as *mut _ } else { std::ptr::null_mut() };
+        v.itemsize = this.kind.itemsize() as ffi::Py_ssize_t;
+        v.format = if flags & ffi::PyBUF_FORMAT != 0 { this.kind.format().as_ptr() as *mut _ } else { std::ptr::null_mut() };
         v.ndim = 1;
         v.shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND { this.shape.as_ptr() as *mut _ } else { std::ptr::null_mut() };
         v.strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES { this.strides.as_ptr() as *mut _ } else { std::ptr::null_mut() };

@@ -1,5 +1,5 @@
-//! The batch calls: `num_threads` as the caller asked, and the one batch loop every tokenizer
-//! class uses ([`encode_batch`]).
+//! The batch calls: `num_threads` as the caller asked, and the two batch loops every tokenizer
+//! class uses: [`encode_batch`] (a list of lists) and [`encode_flat`] (one flat buffer).
 //!
 //! Every parallel call runs on pools of our own, never on rayon's global pool: a pool's
 //! threads do not survive `fork`, and a job sent to a pool whose threads are gone waits
@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
-use crate::ids::IntCache;
+use crate::ids::{IdBuffer, IntCache};
 
 /// Threads of a batch call given `num_threads=None` (tiktoken's default, which it accepts
 /// None for too).
@@ -325,5 +325,33 @@ impl Claims {
         }
         span.1 = start;
         Some(start..back)
+    }
+}
+
+/// Encodes every text with `one` on up to `num_threads` threads into one flat buffer
+/// (`bytepair_core::batch`): `(ids, offsets)`, text `i`'s ids at `ids[offsets[i]..offsets[i +
+/// 1]]`, both handed to numpy without a copy. No Python object per text, so the GIL is
+/// released for the whole call, and the only serial part is converting the texts. With one
+/// thread (or none could be started) everything runs on this thread, straight into the one
+/// buffer. On failure the error of the lowest-numbered failing text is raised, as a serial
+/// loop would.
+pub fn encode_flat<T, F>(py: Python<'_>, texts: &[T], num_threads: usize, one: F) -> PyResult<(IdBuffer, IdBuffer)>
+where
+    T: Deref<Target = str> + Sync,
+    F: Fn(&str, &mut Vec<u32>) -> PyResult<()> + Sync,
+{
+    use bytepair_core::batch::{self, FlatError};
+
+    let threads = num_threads.clamp(1, cores());
+    let flat = py.allow_threads(|| {
+        let parallel = if threads > 1 && texts.len() > 1 { with_threads(threads, || batch::encode_flat_parallel(texts, &one)) } else { None };
+        parallel.unwrap_or_else(|| batch::encode_flat(texts, &one))
+    });
+    match flat {
+        Ok(f) => Ok((IdBuffer::new(f.ids), IdBuffer::offsets(f.offsets))),
+        Err(FlatError::Text { error, .. }) => Err(error),
+        Err(FlatError::NoRoom { ids }) => Err(pyo3::exceptions::PyMemoryError::new_err(format!(
+            "cannot reserve room for the ids of this batch ({ids} ids, up to one per byte of text)"
+        ))),
     }
 }

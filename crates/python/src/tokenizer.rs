@@ -354,6 +354,25 @@ impl Tokenizer {
         crate::threads::encode_batch(py, &texts, num_threads.unwrap_or(DEFAULT_THREADS), &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
     }
 
+    /// `encode_batch`'s ids as one flat batch: `(ids, offsets)` buffers for numpy (`uint32`,
+    /// `int64`), text `i`'s ids at `ids[offsets[i]..offsets[i + 1]]` (see
+    /// `threads::encode_flat`). Keyword arguments as `encode_batch`'s.
+    #[pyo3(signature = (texts, **kwargs))]
+    fn encode_batch_to_buffers(&self, py: Python<'_>, texts: &Bound<'_, PyAny>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(IdBuffer, IdBuffer)> {
+        let texts = crate::text::texts(texts)?;
+        let args = CallArgs::parse(kwargs, true)?;
+        let policy = Policy::of_call(&self.inner, &args)?;
+        let opts = EncodeOptions { allowed: policy.filter(), add_bos: args.add_bos, add_eos: args.add_eos };
+        crate::threads::encode_flat(py, &texts, args.num_threads, |t, ids| self.checked_into(&policy, &opts, t, ids))
+    }
+
+    /// `encode_ordinary_batch`'s ids as one flat batch (see `encode_batch_to_buffers`).
+    #[pyo3(signature = (texts, num_threads=None))]
+    fn encode_ordinary_batch_to_buffers(&self, py: Python<'_>, texts: &Bound<'_, PyAny>, num_threads: Option<usize>) -> PyResult<(IdBuffer, IdBuffer)> {
+        let texts = crate::text::texts(texts)?;
+        crate::threads::encode_flat(py, &texts, num_threads.unwrap_or(DEFAULT_THREADS), |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
+    }
+
     /// Rendered chat conversations -> `(ids, mask)` lists, on up to `num_threads` threads
     /// (see `chat.rs`): `(results, failed)`.
     #[pyo3(signature = (conversations, num_threads=1))]
