@@ -73,3 +73,90 @@ def test_failed_call_leaves_nothing_exported(enc):
             enc.encode_to_numpy(b"bytes are not text")  # type: ignore[arg-type]
     assert sys.getrefcount(before) == base
     assert np.frombuffer(before, np.uint32).tolist() == [15339, 1917]
+
+
+# ------------------------------------------------------------------------- flat batches
+#
+# encode_ordinary_batch_to_numpy / encode_batch_to_numpy: (ids uint32, offsets int64), text i's
+# ids at ids[offsets[i]:offsets[i + 1]] (Arrow's list layout). Parity on real corpora is in
+# tests/parity/test_corpora.py; here, the layout and the edges.
+
+BATCH = ["hello world", "", "naïve café 😀 中文\n" * 50, "", "x" * 5000, "<|endoftext|> as text", ""]
+
+
+def split(ids, offsets) -> list[list[int]]:
+    return [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 8])
+def test_flat_batch_layout(enc, threads):
+    ids, offsets = enc.encode_ordinary_batch_to_numpy(BATCH * 20, num_threads=threads)
+    assert ids.dtype == np.uint32 and ids.ndim == 1 and ids.flags.c_contiguous and ids.flags.writeable
+    assert offsets.dtype == np.int64 and offsets.ndim == 1 and offsets.flags.c_contiguous
+    assert len(offsets) == len(BATCH) * 20 + 1 and offsets[0] == 0 and offsets[-1] == len(ids)
+    assert (np.diff(offsets) >= 0).all()
+    assert split(ids, offsets) == enc.encode_ordinary_batch(BATCH * 20)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_empty_batch_and_empty_texts(enc, threads):
+    for call in (enc.encode_ordinary_batch_to_numpy, enc.encode_batch_to_numpy):
+        ids, offsets = call([], num_threads=threads)
+        assert ids.dtype == np.uint32 and ids.tolist() == []
+        assert offsets.dtype == np.int64 and offsets.tolist() == [0]
+        ids, offsets = call(["", "", ""], num_threads=threads)
+        assert ids.tolist() == [] and offsets.tolist() == [0, 0, 0, 0]
+        ids, offsets = call(iter(["", "hi", ""]), num_threads=threads)  # any iterable of str
+        assert ids.tolist() == enc.encode("hi") and offsets.tolist() == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_flat_batch_options_reach_the_core(enc, threads):
+    texts = ["a<|endoftext|>b", "plain", "<|endoftext|>"] * 10
+    for kw in ({"allowed_special": "all"}, {"disallowed_special": ()}, {"allowed_special": {"<|endoftext|>"}}):
+        ids, offsets = enc.encode_batch_to_numpy(texts, num_threads=threads, **kw)
+        assert split(ids, offsets) == enc.encode_batch(texts, **kw)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_flat_batch_raises_the_first_bad_texts_error(enc, threads):
+    # Texts are checked where they are encoded, on any thread: the error raised is the one a
+    # serial loop meets first.
+    texts = ["fine"] * 300 + ["x <|fim_prefix|>"] + ["fine"] * 300 + ["<|endoftext|>"]
+    with pytest.raises(ValueError, match="fim_prefix"):
+        enc.encode_batch_to_numpy(texts, num_threads=threads)
+
+
+def test_flat_batch_repairs_lone_surrogates_as_encode_does(enc):
+    texts = ["a\ud800b", "\udfff", "ok"]
+    ids, offsets = enc.encode_ordinary_batch_to_numpy(texts, num_threads=2)
+    assert split(ids, offsets) == [enc.encode_ordinary(t) for t in texts]
+
+
+@pytest.mark.parametrize("bad", ["a str, not a list of them", [b"bytes"], ["ok", 3], 5, None, [None]])
+def test_flat_batch_bad_input_is_type_error(enc, bad):
+    with pytest.raises(TypeError):
+        enc.encode_ordinary_batch_to_numpy(bad)
+    with pytest.raises(TypeError):
+        enc.encode_batch_to_numpy(bad, num_threads=2)
+
+
+@pytest.mark.parametrize("threads", ["2", 1.5, -1])
+def test_flat_batch_bad_thread_count_is_an_error(enc, threads):
+    with pytest.raises((TypeError, OverflowError)):
+        enc.encode_ordinary_batch_to_numpy(["hi"], num_threads=threads)
+
+
+def test_flat_batch_buffers_are_released_with_their_arrays(enc):
+    ids_buf, offsets_buf = enc._core_bpe.encode_ordinary_batch_to_buffers(["hello world"] * 100, 2)
+    for buf, fmt, size in ((ids_buf, "I", 4), (offsets_buf, "q", 8)):
+        base = sys.getrefcount(buf)
+        view = memoryview(buf)
+        assert view.format == fmt and view.itemsize == size and view.shape == (len(buf),)
+        arr = np.frombuffer(buf, np.uint32 if fmt == "I" else np.int64)
+        assert sys.getrefcount(buf) > base
+        view.release()
+        del arr
+        gc.collect()
+        assert sys.getrefcount(buf) == base
+    assert np.frombuffer(offsets_buf, np.int64).tolist() == list(range(0, 201, 2))

@@ -56,6 +56,10 @@ def test_every_model_is_an_encoding_with_one_surface(tokenizers, kind):
     for threads in (1, 2):
         assert enc.encode_batch(TEXTS, num_threads=threads) == want
         assert enc.encode_ordinary_batch(TEXTS, num_threads=threads) == [enc.encode_ordinary(t) for t in TEXTS]
+        ids, offsets = enc.encode_batch_to_numpy(TEXTS, num_threads=threads)
+        assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(TEXTS))] == want
+        ids, offsets = enc.encode_ordinary_batch_to_numpy(TEXTS, num_threads=threads)
+        assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(TEXTS))] == [enc.encode_ordinary(t) for t in TEXTS]
         assert enc.decode_batch(want, num_threads=threads) == [enc.decode(w) for w in want]
         assert enc.decode_bytes_batch(want, num_threads=threads) == [enc.decode_bytes(w) for w in want]
     assert enc.encode_ordinary_parallel(TEXTS[2], num_threads=2) == enc.encode_ordinary(TEXTS[2])

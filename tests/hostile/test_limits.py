@@ -73,6 +73,8 @@ calls = {
     "encode_ordinary_parallel": lambda: enc.encode_ordinary_parallel(text),
     "encode_ordinary_batch": lambda: enc.encode_ordinary_batch([text]),
     "encode_batch": lambda: enc.encode_batch(["short", text]),
+    "encode_ordinary_batch_to_numpy": lambda: enc.encode_ordinary_batch_to_numpy([text]),
+    "encode_batch_to_numpy": lambda: enc.encode_batch_to_numpy(["short", text], num_threads=2),
 }
 for name, call in calls.items():
     try:
@@ -111,7 +113,8 @@ def test_huge_text_reservation_is_memory_error(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.split("\n")
     for name in ("encode", "encode_ordinary", "encode_to_numpy", "encode_ordinary_parallel",
-                 "encode_ordinary_batch", "encode_batch"):
+                 "encode_ordinary_batch", "encode_batch", "encode_ordinary_batch_to_numpy",
+                 "encode_batch_to_numpy"):
         assert f"{name} MemoryError" in lines
     assert "after True" in lines
     assert "numpy after True" in lines

@@ -37,6 +37,27 @@ def test_documents_batch_equals_reference(pair, corpus_documents):
     ]
 
 
+def _split(ids, offsets) -> list[list[int]]:
+    """A flat batch back into one list per text."""
+    return [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_flat_batch_equals_reference(pair, corpus_texts, corpus_documents, threads):
+    """The flat batch (one ids array, offsets) of the JSONL documents and of every corpus cut
+    into ~4 KB documents, as the benchmark cuts them: tiktoken's ids for every document."""
+    ours, ref = pair
+    docs = list(corpus_documents)
+    for text in corpus_texts.values():
+        docs += [text[i:i + 4000] for i in range(0, min(len(text), 200_000), 4000)]
+    want = ref.encode_ordinary_batch(docs)
+    ids, offsets = ours.encode_ordinary_batch_to_numpy(docs, num_threads=threads)
+    assert len(offsets) == len(docs) + 1 and offsets[0] == 0 and offsets[-1] == len(ids)
+    assert _split(ids, offsets) == want
+    ids, offsets = ours.encode_batch_to_numpy(docs, num_threads=threads, disallowed_special=())
+    assert _split(ids, offsets) == want
+
+
 def test_documents_round_trip(pair, corpus_documents):
     ours, _ = pair
     for doc in corpus_documents:
