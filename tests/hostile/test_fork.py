@@ -42,6 +42,8 @@ def _use_everything(enc):
         out.append(enc.encode_ordinary_batch(TEXTS, num_threads=n))
         out.append(enc.decode_batch(out[-1], num_threads=n))
         out.append(enc.encode_ordinary_parallel(" ".join(TEXTS) * 300, num_threads=n))
+        ids, offsets = enc.encode_batch_to_numpy(TEXTS, num_threads=n)
+        out.append((ids.tolist(), offsets.tolist()))
     return out
 
 

@@ -26,12 +26,17 @@ def test_batch_equals_serial(name, threads, texts):
     assert enc.encode_ordinary_batch(texts, num_threads=threads) == [enc.encode_ordinary(t) for t in texts]
     got = enc.encode_batch(texts, num_threads=threads, allowed_special="all")
     assert got == [enc.encode(t, allowed_special="all") for t in texts]
+    # The flat batch: the same ids, text i's at ids[offsets[i]:offsets[i + 1]].
+    ids, offsets = enc.encode_batch_to_numpy(texts, num_threads=threads, allowed_special="all")
+    assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(texts))] == got
 
 
 def test_batch_refuses_disallowed_special(texts):
     enc = bytepair.get_encoding("cl100k_base")
     with pytest.raises(ValueError):
         enc.encode_batch(texts, num_threads=2)
+    with pytest.raises(ValueError):
+        enc.encode_batch_to_numpy(texts, num_threads=2)
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
@@ -68,6 +73,9 @@ def test_batch_raises_the_first_bad_texts_error(texts, threads):
         enc.encode_batch(batch, num_threads=threads)
     assert str(got.value) == str(want.value)
     assert "<|fim_prefix|>" in str(got.value)
+    with pytest.raises(ValueError) as got:
+        enc.encode_batch_to_numpy(batch, num_threads=threads)
+    assert str(got.value) == str(want.value)
 
 
 @pytest.mark.parametrize("enabled", [True, False])
