@@ -144,6 +144,13 @@ impl Drop for IntCache {
     }
 }
 
+/// Reservations smaller than this (glibc's initial mmap threshold) come from malloc's heap, not
+/// a mapping of their own: shrinking one is an in-place `realloc` that gives the tail back to the
+/// heap and leaves glibc's mmap threshold alone (only freed mappings move it). So the arrays of
+/// short texts hold their ids and no more: a list of a million arrays of 4 KB documents would
+/// otherwise hold their whole reservations, up to four times their ids.
+const SHRINK_BELOW: usize = 128 << 10;
+
 /// Token ids (or a flat batch's offsets) handed to Python without a copy: numpy wraps them
 /// through the buffer protocol (`np.frombuffer(buf, np.uint32)`), and the array keeps this
 /// object alive.
@@ -153,16 +160,16 @@ impl Drop for IntCache {
 /// output and the fresh pages of the bytearray on top of those of the vector. Encoding into a
 /// vector of its own and giving that to numpy leaves only the pages the ids are written to.
 ///
-/// The vector is kept as it was encoded into, with its whole reservation (one id per byte of
-/// text): it is not shrunk to its length. Shrinking a large vector is `mremap`, which is cheap,
-/// but the smaller block it leaves is what glibc later frees, and glibc sizes its mmap
-/// threshold by the blocks freed: the next call's reservation, larger than that block, was
-/// mmapped afresh, and every page its ids were written to faulted (perf: 380 page faults per
-/// 1.5 MB English text, about 8% of `encode_to_numpy`, which ran at 0.91x `count`). Freed
-/// whole, the block is reused by the next call of its size, already mapped. What an array
-/// holds beyond its ids is address space; only pages ever written take memory, so the most
-/// one can hold is 4 bytes per byte of its text (the reservation, when a reused block was
-/// written further by an earlier, denser text).
+/// A large vector is kept as it was encoded into, with its whole reservation (one id per byte
+/// of text), not shrunk to its length (a small one is: [`SHRINK_BELOW`]). Shrinking a large
+/// vector is `mremap`, which is cheap, but the smaller block it leaves is what glibc later
+/// frees, and glibc sizes its mmap threshold by the blocks freed: the next call's reservation,
+/// larger than that block, was mmapped afresh, and every page its ids were written to faulted
+/// (perf: 380 page faults per 1.5 MB English text, about 8% of `encode_to_numpy`, which ran at
+/// 0.91x `count`). Freed whole, the block is reused by the next call of its size, already
+/// mapped. What such an array holds beyond its ids is address space; only pages ever written
+/// take memory, so the most one can hold is 4 bytes per byte of its text (the reservation,
+/// when a reused block was written further by an earlier, denser text).
 ///
 /// The buffer is writable (an array from `encode_to_numpy` was writable before, over a
 /// bytearray): only the exporter's raw pointer is written through, never a Rust reference.
@@ -217,7 +224,10 @@ impl IdBuffer {
     }
 
     /// Token ids, for a numpy `uint32` array.
-    pub fn new(ids: Vec<u32>) -> Self {
+    pub fn new(mut ids: Vec<u32>) -> Self {
+        if ids.capacity() * 4 < SHRINK_BELOW {
+            ids.shrink_to_fit();
+        }
         let mut ids = std::mem::ManuallyDrop::new(ids);
         IdBuffer::from_parts(ids.as_mut_ptr().cast(), ids.len(), ids.capacity(), Kind::U32)
     }
