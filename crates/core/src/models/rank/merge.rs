@@ -283,10 +283,11 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
     // start whole. On CJK text that is about a third of the rounds.
     let chars = if 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= n { vocab.chars(n) } else { None };
     let mut whole3 = [0u8; CAP];
-    let mut parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+    let (mut parts, side_by_side) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
     // Pairs of parts that are both whole three-byte characters (or words of them) are asked
-    // of the small pair table, the rest of the vocabulary (chars.rs, `Pairs`).
-    let pairs: Option<&Pairs> = chars.and_then(Chars::pairs);
+    // of the small pair table, the rest of the vocabulary (chars.rs, `Pairs`); only pieces
+    // that start with two such characters side by side ask for the table.
+    let pairs: Option<&Pairs> = if side_by_side { chars.and_then(|c| c.pairs(vocab)) } else { None };
     let mut p = 0;
     while p < n {
         let q = next[p].get();
@@ -352,13 +353,15 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
 /// many there are: single bytes, and with `chars` the two- and three-byte characters sealed
 /// where they stand (models/rank/chars.rs), whole. A sealed three-byte character is marked
 /// in `whole3` (the part is a token of whole three-byte characters: its pairs with other such
-/// parts are asked of [`Pairs`]).
+/// parts are asked of [`Pairs`]). Returns how many parts, and whether two such characters
+/// are side by side.
 #[inline(always)]
-fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [L], prev: &mut [L], whole3: &mut [u8]) -> usize {
+fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [L], prev: &mut [L], whole3: &mut [u8]) -> (usize, bool) {
     let n = piece.len();
     let mut parts = 0;
     let mut i = 0;
     let mut last = L::NIL;
+    let (mut last3, mut side_by_side) = (false, false);
     while i < n {
         let (len, r) = match chars {
             Some(c) if piece[i] >= 0xc0 => c.sealed_at(piece, i).unwrap_or((1, vocab.byte_rank(piece[i]))),
@@ -369,11 +372,13 @@ fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok:
         next[i] = L::of(i + len);
         // A sealed character of three bytes is one (its lead is 0xe0-0xef).
         whole3[i] = (len == 3) as u8;
+        side_by_side |= last3 & (len == 3);
+        last3 = len == 3;
         last = L::of(i);
         parts += 1;
         i += len;
     }
-    parts
+    (parts, side_by_side)
 }
 
 /// The rank of the pair of parts `p..q` and `q..e` of the wide scan's copy `buf`, or
@@ -521,10 +526,14 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
     let chars = if n > 4 && mostly_leads(buf, n) { vocab.chars(n) } else { None };
     // Pairs of whole three-byte-character parts go to the small pair table (chars.rs,
     // `Pairs`); `whole3` marks those parts.
-    let pairs: Option<&Pairs> = chars.and_then(Chars::pairs);
+    let mut pairs: Option<&Pairs> = None;
     let mut whole3 = [0u8; LINKED + 1];
     if chars.is_some() {
-        parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+        let side_by_side;
+        (parts, side_by_side) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+        if side_by_side {
+            pairs = chars.and_then(|c| c.pairs(vocab));
+        }
         let mut p = 0;
         while p < n {
             let q = next[p] as usize;
