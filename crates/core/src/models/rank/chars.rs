@@ -224,7 +224,7 @@ impl Pairs {
 /// continuation bytes; overlong and surrogate patterns count, as byte patterns).
 #[inline(always)]
 pub fn whole3(t: &[u8]) -> bool {
-    t.len() % 3 == 0 && t.chunks_exact(3).all(|c| c[0] & 0xf0 == 0xe0 && is_cont(c[1]) && is_cont(c[2]))
+    t.len().is_multiple_of(3) && t.chunks_exact(3).all(|c| c[0] & 0xf0 == 0xe0 && is_cont(c[1]) && is_cont(c[2]))
 }
 
 #[inline(always)]
