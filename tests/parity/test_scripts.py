@@ -114,3 +114,57 @@ def test_generated_texts(reference, name, kind):
         text = make(rnd, rnd.randrange(low, high))
         got, want = ours.encode_ordinary(text), ref.encode_ordinary(text)
         assert got == want, f"{text!r}"
+
+
+def _cjk_words(ref) -> list[str]:
+    """The table's own tokens that are whole three-byte characters (CJK words, kana, Hangul,
+    CJK punctuation): the parts whose pairs the merge asks of its pair table
+    (crates/core/src/models/rank/chars.rs, `Pairs`)."""
+    words = []
+    for b in ref._mergeable_ranks:
+        if len(b) % 3 == 0 and all(0xE0 <= b[i] <= 0xEF and 0x80 <= b[i + 1] < 0xC0 and 0x80 <= b[i + 2] < 0xC0
+                                   for i in range(0, len(b), 3)):
+            words.append(b.decode("utf-8", "surrogatepass"))
+    return sorted(w for w in words if w.isprintable())
+
+
+CJK_GLUE = ["", "", "", "，", "。", "、", "「", "」", "！", "？", " ", "\n", " Debian ", "2024", "(x)", "——", "…", "a", "中文"]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_cjk_words_and_long_runs(reference, name):
+    """CJK-heavy text built from the table's own words of whole three-byte characters and
+    random CJK code points, with CJK and ASCII punctuation, spaces, digits and Latin between
+    them; runs of 1-400 characters, so pieces of 3 to 1,200 bytes (the linked and wide scans,
+    the wide scan with 16-bit links up to 1,023 bytes, then the walk). The first text is over
+    256 KB of such pieces, so the sealed-character and pair tables are built (`LazyChars`)
+    for the texts after it in any order of the tests."""
+    import bytepair
+
+    ours, ref = bytepair.get_encoding(name), reference(name)
+    words = _cjk_words(ref)
+    rnd = random.Random(1414)
+
+    def run(length: int) -> str:
+        out, size = [], 0
+        while size < length:
+            w = rnd.choice(words) if rnd.random() < 0.7 else chr(rnd.randrange(0x4E00, 0xA000))
+            out.append(w)
+            size += len(w)
+        return "".join(out)
+
+    def text(n: int) -> str:
+        parts, size = [], 0
+        while size < n:
+            r = run(rnd.choice([1, 2, 3, 5, 8, 20, 43, 60, 85, 86, 100, 200, 255, 341, 400]))
+            parts.append(r)
+            parts.append(rnd.choice(CJK_GLUE))
+            size += len(r) + 1
+        return "".join(parts)
+
+    first = text(120_000)
+    assert len(first.encode()) > 300_000
+    assert ours.encode_ordinary(first) == ref.encode_ordinary(first)
+    for _ in range(150):
+        t = text(rnd.randrange(1, 3000))
+        assert ours.encode_ordinary(t) == ref.encode_ordinary(t), f"{t!r}"

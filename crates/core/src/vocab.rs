@@ -18,6 +18,8 @@ mod medium;
 mod pages;
 mod short;
 pub mod table;
+mod long;
+use long::LongFilter;
 pub use table::TokenTable;
 pub(crate) use medium::{hash16, pack16, pack16_words};
 use medium::{MediumIndex, MAX_MEDIUM};
@@ -41,6 +43,8 @@ pub struct Vocab {
     special_ids: Vec<u32>,
     n_mergeable: usize,
     max_token_len: usize,
+    /// Which pieces of 16+ bytes may be tokens, asked before the hashed lookup (vocab/long.rs).
+    long: LongFilter,
     /// The long-piece engine, built on first use (models/rank/backtrack.rs).
     backtrack: crate::models::rank::backtrack::LazyBacktrack,
     /// Which two- and three-byte characters the merge may start from whole, built on first
@@ -186,6 +190,7 @@ impl Vocab {
             special_ids,
             n_mergeable: mergeable.clone().count(),
             max_token_len,
+            long: Default::default(),
             backtrack: Default::default(),
             chars: Default::default(),
             serial: Serial::new(),
@@ -219,7 +224,7 @@ impl Vocab {
     /// longer ones in the hash table. Refuses the same bytes at two ranks and a missing single
     /// byte.
     fn build_index(&mut self, ids: impl Iterator<Item = u32> + Clone) -> Result<()> {
-        let Vocab { table, short, medium, byte_ranks, .. } = self;
+        let Vocab { table, short, medium, byte_ranks, long: long_filter, .. } = self;
         let twice = |bytes: &[u8], a: u32, b: u32| {
             Error::Vocab(format!("{} has two ranks, {} and {}", show(bytes), a.min(b), a.max(b)))
         };
@@ -239,6 +244,7 @@ impl Vocab {
                 long.push(rank);
             }
         }
+        *long_filter = LongFilter::new(long.iter().map(|&id| table.token_unchecked(id)));
         table.index(long).map_err(|table::Duplicate(a, b)| twice(table.token_unchecked(b), a, b))?;
         let token = |id: u32| table.token_unchecked(id);
         // Built in one go (see `ShortIndex::from_keys`): far fewer cache misses than inserting
@@ -267,6 +273,9 @@ impl Vocab {
         }
         if bytes.len() <= MAX_MEDIUM {
             return self.medium.get(pack16(bytes));
+        }
+        if !self.long.may_hold(bytes) {
+            return None;
         }
         self.table.id(bytes)
     }

@@ -111,6 +111,120 @@ pub struct Chars {
     end2: Vec<u32>,
     /// Lowest rank of a token starting with b y, b a continuation byte and y a lead byte.
     start2: Vec<u32>,
+    /// Pairs of whole three-byte-character tokens that join into a token ([`Pairs`]), built
+    /// on the first piece with two such characters side by side (so Cyrillic, Greek or
+    /// Turkish text never builds it); `None` when the ranks do not fit its keys.
+    pairs: OnceLock<Option<Pairs>>,
+}
+
+/// The tokens made only of whole three-byte characters (CJK, kana, Hangul, CJK punctuation:
+/// lead byte `0xe0`-`0xef`, two continuation bytes, repeated), as the pairs of tokens they
+/// split into: `(rank(A), rank(B)) -> rank(A B)` for every token `A B` of two or more such
+/// characters and every cut between two of its characters where both sides are tokens.
+///
+/// Why: after sealing, a CJK piece merges mostly pairs of parts that are both whole
+/// characters or words of them, and each such round waited on a lookup of 6-15 bytes in the
+/// short or medium index (2-4 MB, far beyond L2), which the last round's merge decides. o200k
+/// has 12,721 such tokens and 15,695 such pairs, so this table is 32,768 slots of 8 bytes
+/// (256 KB, within L2); cl100k has 345 pairs (1,024 slots, 8 KB).
+///
+/// Exact: if the parts A and B are tokens made of whole three-byte characters, so is A B,
+/// and if A B is a token it is one of the tokens above, cut at A's length (a multiple of
+/// three) into two tokens, so its pair is in the table under `(rank(A), rank(B))`. Ranks name
+/// tokens one to one (`Vocab::new` refuses an id given twice, and the keys are made with
+/// `Vocab::rank`, the lookup that gave the merge its parts' ranks), so a key names one pair
+/// of byte strings (the build gives up on a table with one byte string at two ranks). The
+/// merge asks only about parts it knows are such tokens (`merge.rs`, `whole3`), and any other
+/// pair goes to the vocabulary as before. Built on first use: about 1 ms for o200k_base.
+pub struct Pairs {
+    /// `key << 20 | rank`, key = `rank(A) << 20 | rank(B)`; [`EMPTY`] for a free slot.
+    slots: Vec<u64>,
+    /// 64 minus the log2 of the slot count: the top bits of the hashed key are the home slot.
+    shift: u32,
+}
+
+const EMPTY: u64 = u64::MAX;
+/// Ranks must fit 20 bits for [`Pairs`]' keys (o200k_base's largest is 199,997).
+const PAIR_RANK_BITS: u32 = 20;
+
+impl Pairs {
+    fn build(vocab: &Vocab) -> Option<Pairs> {
+        if vocab.max_rank() >= 1 << PAIR_RANK_BITS {
+            return None;
+        }
+        // The tokens of whole three-byte characters, in a map of their own: the halves are
+        // looked up there (about 30,000 lookups for o200k_base, which in the vocabulary's
+        // indexes were as many cache misses).
+        let mut words: std::collections::HashMap<&[u8], u32> = std::collections::HashMap::new();
+        for (t, r) in vocab.mergeable() {
+            if t.len() >= 3 && t[0] & 0xf0 == 0xe0 && whole3(t) {
+                // One byte string at two ranks: the ranks would not name the parts one to
+                // one. (Not a real table; the merge then does without this one.)
+                if words.insert(t, r).is_some() {
+                    return None;
+                }
+            }
+        }
+        let mut entries: Vec<(u64, u32)> = Vec::new();
+        for (&t, &r) in &words {
+            for cut in (3..t.len()).step_by(3) {
+                if let (Some(&a), Some(&b)) = (words.get(&t[..cut]), words.get(&t[cut..])) {
+                    entries.push(((a as u64) << PAIR_RANK_BITS | b as u64, r));
+                }
+            }
+        }
+        // At most half full, at least 64 slots.
+        let bits = (2 * entries.len()).max(64).next_power_of_two().trailing_zeros();
+        let mut slots = vec![EMPTY; 1 << bits];
+        let shift = 64 - bits;
+        let mask = slots.len() - 1;
+        for (key, r) in entries {
+            let mut h = Self::home(key, shift);
+            // Each key once: a token has one rank, and (A, B) determines the token A B.
+            while slots[h] != EMPTY {
+                h = (h + 1) & mask;
+            }
+            slots[h] = key << PAIR_RANK_BITS | r as u64;
+        }
+        Some(Pairs { slots, shift })
+    }
+
+    #[inline(always)]
+    fn home(key: u64, shift: u32) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
+    }
+
+    /// The rank of the token that the tokens of ranks `a` and `b` (both made of whole
+    /// three-byte characters) join into, or `u32::MAX`.
+    #[inline(always)]
+    pub fn get(&self, a: u32, b: u32) -> u32 {
+        let key = (a as u64) << PAIR_RANK_BITS | b as u64;
+        let mask = self.slots.len() - 1;
+        let mut h = Self::home(key, self.shift);
+        loop {
+            // In bounds: `h` is masked (the shift leaves exactly log2(len) bits).
+            let s = self.slots[h & mask];
+            if s >> PAIR_RANK_BITS == key {
+                return (s & ((1 << PAIR_RANK_BITS) - 1)) as u32;
+            }
+            if s == EMPTY {
+                return NONE;
+            }
+            h = (h + 1) & mask;
+        }
+    }
+
+    /// Bytes of the table.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.len() * 8
+    }
+}
+
+/// Whether `t` is one or more whole three-byte characters' bytes (lead `0xe0`-`0xef`, two
+/// continuation bytes; overlong and surrogate patterns count, as byte patterns).
+#[inline(always)]
+pub fn whole3(t: &[u8]) -> bool {
+    t.len().is_multiple_of(3) && t.chunks_exact(3).all(|c| c[0] & 0xf0 == 0xe0 && is_cont(c[1]) && is_cont(c[2]))
 }
 
 #[inline(always)]
@@ -224,7 +338,14 @@ impl Chars {
             };
             slot[k] = r << RANK_SHIFT | VALID | if left { LEFT } else { 0 } | if right { RIGHT } else { 0 };
         }
-        Some(Chars { slot, end2, start2 })
+        Some(Chars { slot, end2, start2, pairs: OnceLock::new() })
+    }
+
+    /// The pair table of whole three-byte-character tokens of `vocab` (the vocabulary this
+    /// table was built for), built on first use; `None` if the ranks do not fit it.
+    #[inline]
+    pub fn pairs(&self, vocab: &Vocab) -> Option<&Pairs> {
+        self.pairs.get_or_init(|| Pairs::build(vocab)).as_ref()
     }
 
     /// If the character at `piece[i..]` is sealed there, its length and rank.
@@ -333,5 +454,145 @@ mod tests {
             }
         }
         assert!(sealed_seen > 1000, "the tables seal characters: {sealed_seen}");
+    }
+
+    /// [`Pairs`]: tables whose tokens are mostly whole three-byte characters and words of two
+    /// to six of them (plus byte strings that cut characters, two-byte characters and ASCII),
+    /// at random ranks (a third sorted by length). The pair table answers every pair of such
+    /// tokens as the vocabulary does, and pieces of 5-255 bytes of those characters, words
+    /// and a little ASCII merge as the definition says (to 1,024 bytes: `merge_wide_chars_long`
+    /// and past it the walk).
+    #[test]
+    fn pairs_of_whole_characters_on_random_tables() {
+        use super::whole3;
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let cjk: Vec<Vec<u8>> = ["中", "国", "人", "大", "学", "生", "的", "是", "。", "，", "あ", "한"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let other: Vec<Vec<u8>> = ["a", " ", "д", "1"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let mut pairs_hit = 0;
+        for round in 0..200 {
+            let chars: Vec<Vec<u8>> = (0..3 + rng.below(8)).map(|_| cjk[rng.below(cjk.len())].clone()).collect();
+            let word = |rng: &mut Rng, k: usize| -> Vec<u8> { (0..k).flat_map(|_| chars[rng.below(chars.len())].clone()).collect() };
+            let mut tokens: Vec<Vec<u8>> = Vec::new();
+            for _ in 0..20 + rng.below(80) {
+                let t = match rng.below(6) {
+                    0 | 1 => word(&mut rng, 1),
+                    2 | 3 => {
+                        let k = 2 + rng.below(5);
+                        word(&mut rng, k)
+                    }
+                    // A slice cutting characters, or a character next to another script.
+                    4 => {
+                        let w = word(&mut rng, 4);
+                        let (a, k) = (rng.below(5), 2 + rng.below(6));
+                        w[a..a + k].to_vec()
+                    }
+                    _ => [word(&mut rng, 1), other[rng.below(other.len())].clone()].concat(),
+                };
+                if t.len() >= 2 && !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            if round % 3 == 0 {
+                tokens.sort_by_key(|t| t.len());
+            }
+            let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            toks.extend(tokens.iter().cloned());
+            let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+            let table = v.chars(1).unwrap();
+            let pairs = table.pairs(&v).unwrap();
+            // Every pair of tokens of whole three-byte characters, against the vocabulary.
+            let w3: Vec<&Vec<u8>> = toks.iter().filter(|t| whole3(t)).collect();
+            for a in &w3 {
+                for b in &w3 {
+                    let want = v.rank(&[a.as_slice(), b.as_slice()].concat()).unwrap_or(u32::MAX);
+                    let got = pairs.get(v.rank(a).unwrap(), v.rank(b).unwrap());
+                    assert_eq!(got, want, "{a:?} {b:?}");
+                    pairs_hit += (got != u32::MAX) as usize;
+                }
+            }
+            for k in 0..42 {
+                // Past 255 bytes `merge_wide_chars_long` (two pieces a table: the definition
+                // is quadratic).
+                let n = if k >= 40 { [256, 300, 700, 1023, 1024][rng.below(5)] } else { [5, 9, 16, 17, 33, 64, 128, 129, 200, 255][rng.below(10)] };
+                let mut s = Vec::new();
+                while s.len() < n {
+                    if rng.below(12) == 0 {
+                        s.extend_from_slice(&other[rng.below(other.len())]);
+                    } else {
+                        let k = 1 + rng.below(3);
+                        s.extend(word(&mut rng, k));
+                    }
+                }
+                s.truncate(n);
+                if rng.below(5) == 0 {
+                    s.remove(0);
+                }
+                let want = merge_reference(&v, &s);
+                let mut got = Vec::new();
+                merge_piece(&v, &s, &mut got);
+                assert_eq!(got, want, "{tokens:?} {s:?}");
+                if v.rank(&s).is_none() {
+                    let mut miss = Vec::new();
+                    merge_miss(&v, &s, &mut miss);
+                    assert_eq!(miss, want, "miss: {tokens:?} {s:?}");
+                }
+            }
+        }
+        assert!(pairs_hit > 1000, "the tables have pairs: {pairs_hit}");
+    }
+
+    /// The real tables (when `BYTEPAIR_VOCAB_DIR` has them): CJK text built from the tables' own
+    /// words of whole three-byte characters, random CJK code points, CJK and ASCII punctuation,
+    /// spaces and Latin letters, cut into pieces of 2-1100 bytes (also inside a character):
+    /// the merge, which asks [`Pairs`], against the bucket engine, which does not.
+    #[test]
+    fn real_tables_cjk_pieces_against_the_bucket_engine() {
+        use super::whole3;
+        for name in ["cl100k_base", "o200k_base"] {
+            let Some(path) = crate::test_data::require("BYTEPAIR_VOCAB_DIR", &format!("{name}.tiktoken")) else { return };
+            let data = std::fs::read(&path).unwrap();
+            let ranks = crate::formats::tiktoken::parse(&data).unwrap();
+            let v = Vocab::new(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), []).unwrap();
+            let words: Vec<&[u8]> = ranks.iter().map(|(b, _)| b.as_slice()).filter(|b| whole3(b)).collect();
+            // The first request only counts toward the build (`LazyChars`); this one builds.
+            let _ = v.chars(1 << 30);
+            assert!(v.chars(1).and_then(|c| c.pairs(&v)).is_some(), "{name}: built");
+            let mut rng = Rng(0x853c_49e6_748f_ea9b);
+            let mut text = Vec::new();
+            while text.len() < 400_000 {
+                match rng.below(20) {
+                    0..=11 => text.extend_from_slice(words[rng.below(words.len())]),
+                    12..=15 => text.extend(char::from_u32(0x4e00 + rng.below(0x5200) as u32).unwrap().to_string().bytes()),
+                    16 => text.extend("，。、「」！？".chars().nth(rng.below(7)).unwrap().to_string().bytes()),
+                    17 => text.push(b" .,a"[rng.below(4)]),
+                    18 => text.extend(char::from_u32(0x3040 + rng.below(0x60) as u32).unwrap().to_string().bytes()),
+                    _ => text.extend(char::from_u32(0xac00 + rng.below(0x2c00) as u32).unwrap().to_string().bytes()),
+                }
+            }
+            let mut i = 0;
+            let mut pieces = 0;
+            while i + 2 < text.len() {
+                // Mostly up to 255 bytes, one piece in eight 256-1100 (`merge_wide_chars_long`
+                // to 1023 bytes, then the walk).
+                let n = if rng.below(8) == 0 { 256 + rng.below(845) } else { 2 + rng.below(254) };
+                let n = n.min(text.len() - i);
+                let s = &text[i..i + n];
+                i += n;
+                let (mut got, mut want) = (Vec::new(), Vec::new());
+                crate::models::rank::merge::encode_piece(&v, s, &mut got);
+                crate::models::rank::bucket::merge_buckets(&v, s, &mut want);
+                if v.rank(s).is_none() {
+                    assert_eq!(got, want, "{name}: {:?}", String::from_utf8_lossy(s));
+                    let mut miss = Vec::new();
+                    merge_miss(&v, s, &mut miss);
+                    assert_eq!(miss, want, "{name} miss: {:?}", String::from_utf8_lossy(s));
+                }
+                pieces += 1;
+            }
+            eprintln!("{name}: {pieces} CJK pieces agree");
+        }
     }
 }

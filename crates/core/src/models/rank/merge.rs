@@ -18,7 +18,7 @@
 //!    [`super::bucket`] (rank buckets, near-linear) as its fallback.
 
 use crate::models::Sink;
-use super::chars::Chars;
+use super::chars::{Chars, Pairs};
 use crate::vocab::Vocab;
 
 /// Pieces up to this many bytes take the quadratic scan.
@@ -45,6 +45,8 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
         merge_small::<S, false, false>(vocab, piece, out);
     } else if mostly_chars(piece) {
         merge_wide_chars::<S, false>(vocab, piece, out);
+    } else if mostly_chars_long(piece) {
+        merge_wide_chars_long::<S, false>(vocab, piece, out);
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
@@ -67,6 +69,8 @@ pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
         merge_short_miss::<S, false>(vocab, piece, out)
     } else if mostly_chars(piece) {
         merge_wide_chars::<S, true>(vocab, piece, out)
+    } else if mostly_chars_long(piece) {
+        merge_wide_chars_long::<S, true>(vocab, piece, out)
     } else {
         super::backtrack::merge_long(vocab, piece, out);
     }
@@ -79,6 +83,13 @@ pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 #[inline]
 fn mostly_chars(piece: &[u8]) -> bool {
     piece.len() <= WIDE_CHARS && 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= piece.len()
+}
+
+/// The same for pieces of [`WIDE_CHARS`] + 1 ..= [`WIDE_CHARS_LONG`] bytes
+/// ([`merge_wide_chars_long`]).
+#[inline]
+fn mostly_chars_long(piece: &[u8]) -> bool {
+    piece.len() <= WIDE_CHARS_LONG && 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= piece.len()
 }
 
 /// [`merge_miss`] for pieces that do not repeat (the piece cache's bypass mode: random
@@ -193,7 +204,7 @@ fn merge_small<S: Sink, const MISS: bool, const WINDOWED: bool>(vocab: &Vocab, p
 /// pieces are rare, and the encoder's loop stays smaller.
 #[inline(never)]
 fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
-    merge_wide_in::<S, MISS, { SMALL + 1 }, { SMALL + 16 }, { SMALL / 8 }>(vocab, piece, out)
+    merge_wide_in::<u8, S, MISS, { SMALL + 1 }, { SMALL + 16 }, { SMALL / 8 }>(vocab, piece, out)
 }
 
 /// Pieces of 129..=[`WIDE_CHARS`] bytes that hold multi-byte characters: [`merge_wide`] in
@@ -202,16 +213,60 @@ fn merge_wide<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut 
 /// walk, whose table (built on first use) is not needed for such text at all.
 #[inline(never)]
 pub(crate) fn merge_wide_chars<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
-    merge_wide_in::<S, MISS, { WIDE_CHARS + 1 }, { WIDE_CHARS + 1 + 16 }, { (WIDE_CHARS + 1) / 8 }>(vocab, piece, out)
+    merge_wide_in::<u8, S, MISS, { WIDE_CHARS + 1 }, { WIDE_CHARS + 1 + 16 }, { (WIDE_CHARS + 1) / 8 }>(vocab, piece, out)
 }
 
 /// Longest piece [`merge_wide_chars`] takes: the links are bytes.
 pub const WIDE_CHARS: usize = 255;
 
+/// Pieces of 256..=[`WIDE_CHARS_LONG`] bytes that hold multi-byte characters: the same scan
+/// with 16-bit links, so that such a piece does not build the backtracking walk's table (a
+/// quarter to half a second on first use for o200k_base; zh-fortunes has nine pieces of 259
+/// bytes, and its first encode paid the whole build for them). The rounds read up to 128
+/// block minimums, which for pieces this rare costs less than the build; longer pieces keep
+/// the walk, which is linear.
+#[inline(never)]
+pub(crate) fn merge_wide_chars_long<S: Sink, const MISS: bool>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    merge_wide_in::<u16, S, MISS, { WIDE_CHARS_LONG + 1 }, { WIDE_CHARS_LONG + 1 + 16 }, { (WIDE_CHARS_LONG + 1) / 8 }>(vocab, piece, out)
+}
+
+/// Longest piece [`merge_wide_chars_long`] takes.
+pub const WIDE_CHARS_LONG: usize = 1023;
+
+/// A part link: `u8` for pieces of at most 255 bytes, `u16` for [`merge_wide_chars_long`].
+trait Link: Copy {
+    /// The sentinel "no part" (the previous part of the first one).
+    const NIL: Self;
+    fn of(i: usize) -> Self;
+    fn get(self) -> usize;
+}
+impl Link for u8 {
+    const NIL: u8 = u8::MAX;
+    #[inline(always)]
+    fn of(i: usize) -> u8 {
+        i as u8
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+impl Link for u16 {
+    const NIL: u16 = u16::MAX;
+    #[inline(always)]
+    fn of(i: usize) -> u16 {
+        i as u16
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
 /// The wide scan in arrays of `CAP` parts (at least the piece's length plus one), a copy of
 /// the piece in `BUF` = `CAP + 15` or more bytes, and `BLOCKS` = `CAP / 8` block minimums.
 #[inline(always)]
-fn merge_wide_in<S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, const BLOCKS: usize>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, const BLOCKS: usize>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     let n = piece.len();
     debug_assert!(n >= 2 && n < CAP && BUF >= n + 16 && BLOCKS * 8 >= n);
     // The piece followed by 16 readable bytes: every pair of up to 15 bytes is keyed from one
@@ -219,28 +274,25 @@ fn merge_wide_in<S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, 
     let mut buf = [0u8; BUF];
     buf[..n].copy_from_slice(piece);
     let mut tok = [0u32; CAP];
-    let mut next = [0u8; CAP];
-    let mut prev = [0u8; CAP];
+    let mut next = [L::NIL; CAP];
+    let mut prev = [L::NIL; CAP];
     let mut key = [u64::MAX; CAP];
     let w = (n + 7) & !7;
-    let max = vocab.max_token_len();
-    let rank = |s: usize, e: usize| -> u32 {
-        if e - s > max {
-            NONE
-        } else {
-            vocab.rank_in(&buf, s, e).unwrap_or(NONE)
-        }
-    };
     // The first parts: single bytes, except two- and three-byte characters that are sealed
     // where they stand (models/rank/chars.rs: the merge from them gives the same tokens), which
     // start whole. On CJK text that is about a third of the rounds.
     let chars = if 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= n { vocab.chars(n) } else { None };
-    let mut parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev);
+    let mut whole3 = [0u8; CAP];
+    let (mut parts, side_by_side) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+    // Pairs of parts that are both whole three-byte characters (or words of them) are asked
+    // of the small pair table, the rest of the vocabulary (chars.rs, `Pairs`); only pieces
+    // that start with two such characters side by side ask for the table.
+    let pairs: Option<&Pairs> = if side_by_side { chars.and_then(|c| c.pairs(vocab)) } else { None };
     let mut p = 0;
     while p < n {
-        let q = next[p] as usize;
+        let q = next[p].get();
         if q < n {
-            key[p] = at(rank(p, next[q] as usize), p);
+            key[p] = at(pair_rank(vocab, pairs, &buf, &tok, &whole3, p, q, next[q].get()), p);
         }
         p = q;
     }
@@ -260,26 +312,29 @@ fn merge_wide_in<S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, 
         if r == NONE {
             break;
         }
-        let p = (best & 0xff) as usize;
-        let q = next[p] as usize;
-        let nr = next[q] as usize;
+        let p = (best & 0xffff) as usize;
+        let q = next[p].get();
+        let nr = next[q].get();
         tok[p] = r;
         key[q] = u64::MAX;
-        next[p] = nr as u8;
+        next[p] = L::of(nr);
         parts -= 1;
         if parts == 1 || (MISS && parts == 2) {
             break;
         }
+        if pairs.is_some() {
+            whole3[p] = joined_whole3(&buf, p, nr, whole3[p] & whole3[q] != 0);
+        }
         if nr < n {
-            prev[nr] = p as u8;
-            let e = next[nr] as usize;
-            key[p] = at(rank(p, e), p);
+            prev[nr] = L::of(p);
+            let e = next[nr].get();
+            key[p] = at(pair_rank(vocab, pairs, &buf, &tok, &whole3, p, nr, e), p);
         } else {
             key[p] = u64::MAX;
         }
-        let l = prev[p] as usize;
+        let l = prev[p].get();
         if p > 0 {
-            key[l] = at(rank(l, nr), l);
+            key[l] = at(pair_rank(vocab, pairs, &buf, &tok, &whole3, l, p, nr), l);
         }
         if blocked {
             for b in [q / 8, p / 8, l.min(p) / 8] {
@@ -290,19 +345,23 @@ fn merge_wide_in<S: Sink, const MISS: bool, const CAP: usize, const BUF: usize, 
     let mut i = 0;
     while i < n {
         out.push(tok[i]);
-        i = next[i] as usize;
+        i = next[i].get();
     }
 }
 
-/// Links the first parts of `piece` (2..=255 bytes) in `tok`/`next`/`prev` and returns how
+/// Links the first parts of `piece` (2..=[`WIDE_CHARS_LONG`] bytes) in `tok`/`next`/`prev` and returns how
 /// many there are: single bytes, and with `chars` the two- and three-byte characters sealed
-/// where they stand (models/rank/chars.rs), whole.
+/// where they stand (models/rank/chars.rs), whole. A sealed three-byte character is marked
+/// in `whole3` (the part is a token of whole three-byte characters: its pairs with other such
+/// parts are asked of [`Pairs`]). Returns how many parts, and whether two such characters
+/// are side by side.
 #[inline(always)]
-fn first_parts(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [u8], prev: &mut [u8]) -> usize {
+fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [L], prev: &mut [L], whole3: &mut [u8]) -> (usize, bool) {
     let n = piece.len();
     let mut parts = 0;
     let mut i = 0;
-    let mut last = u8::MAX;
+    let mut last = L::NIL;
+    let (mut last3, mut side_by_side) = (false, false);
     while i < n {
         let (len, r) = match chars {
             Some(c) if piece[i] >= 0xc0 => c.sealed_at(piece, i).unwrap_or((1, vocab.byte_rank(piece[i]))),
@@ -310,12 +369,56 @@ fn first_parts(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u3
         };
         tok[i] = r;
         prev[i] = last;
-        next[i] = (i + len) as u8;
-        last = i as u8;
+        next[i] = L::of(i + len);
+        // A sealed character of three bytes is one (its lead is 0xe0-0xef).
+        whole3[i] = (len == 3) as u8;
+        side_by_side |= last3 & (len == 3);
+        last3 = len == 3;
+        last = L::of(i);
         parts += 1;
         i += len;
     }
-    parts
+    (parts, side_by_side)
+}
+
+/// The rank of the pair of parts `p..q` and `q..e` of the wide scan's copy `buf`, or
+/// [`NONE`]: from the pair table when both parts are whole three-byte characters (`whole3`),
+/// else from the vocabulary. A function, not a closure: LLVM left the closures out of line.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn pair_rank<const BUF: usize, const CAP: usize>(vocab: &Vocab, pairs: Option<&Pairs>, buf: &[u8; BUF], tok: &[u32; CAP], whole3: &[u8; CAP], p: usize, q: usize, e: usize) -> u32 {
+    if let Some(t) = pairs {
+        if whole3[p] & whole3[q] != 0 {
+            return t.get(tok[p], tok[q]);
+        }
+    }
+    if e - p > vocab.max_token_len() {
+        NONE
+    } else {
+        vocab.rank_in(buf, p, e).unwrap_or(NONE)
+    }
+}
+
+/// [`pair_rank`] for the linked scan (pieces of at most [`LINKED`] bytes).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn pair_linked<const WINDOWED: bool>(vocab: &Vocab, pairs: Option<&Pairs>, piece: &[u8], buf: &[u8; LINKED + 8], tok: &[u32; LINKED + 1], whole3: &[u8; LINKED + 1], p: usize, q: usize, e: usize) -> u32 {
+    if let Some(t) = pairs {
+        if whole3[p] & whole3[q] != 0 {
+            return t.get(tok[p], tok[q]);
+        }
+    }
+    rank_of::<_, WINDOWED>(vocab, piece, buf, p, e)
+}
+
+/// Whether the part `buf[p..e]` just made by a merge is a token of whole three-byte
+/// characters, given whether its two halves were (`both`): two such halves, or exactly one
+/// three-byte character (the bytes of an unsealed character joined). Anything else is marked
+/// no, which only sends its pairs to the vocabulary: always exact.
+#[inline(always)]
+fn joined_whole3(buf: &[u8], p: usize, e: usize, both: bool) -> u8 {
+    let one = e - p == 3 && buf[p] & 0xf0 == 0xe0 && buf[p + 1] & 0xc0 == 0x80 && buf[p + 2] & 0xc0 == 0x80;
+    (both | one) as u8
 }
 
 /// Whether at least a quarter of the padded piece's `n` bytes are 0xc0 or more (lead bytes of
@@ -421,13 +524,21 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
     let mut parts = n;
     // Sealed characters start whole (models/rank/chars.rs); pieces with no lead byte skip it.
     let chars = if n > 4 && mostly_leads(buf, n) { vocab.chars(n) } else { None };
+    // Pairs of whole three-byte-character parts go to the small pair table (chars.rs,
+    // `Pairs`); `whole3` marks those parts.
+    let mut pairs: Option<&Pairs> = None;
+    let mut whole3 = [0u8; LINKED + 1];
     if chars.is_some() {
-        parts = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev);
+        let side_by_side;
+        (parts, side_by_side) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+        if side_by_side {
+            pairs = chars.and_then(|c| c.pairs(vocab));
+        }
         let mut p = 0;
         while p < n {
             let q = next[p] as usize;
             if q < n {
-                key[p] = at(rank_of::<_, WINDOWED>(vocab, piece, buf, p, next[q] as usize), p);
+                key[p] = at(pair_linked::<WINDOWED>(vocab, pairs, piece, buf, &tok, &whole3, p, q, next[q] as usize), p);
             }
             p = q;
         }
@@ -453,16 +564,19 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
         if parts == 1 || (MISS && parts == 2) {
             break;
         }
+        if pairs.is_some() {
+            whole3[p] = joined_whole3(buf, p, r, whole3[p] & whole3[q] != 0);
+        }
         if r < n {
             prev[r] = p as u8;
             let e = next[r] as usize;
-            key[p] = at(rank_of::<_, WINDOWED>(vocab, piece, buf, p, e), p);
+            key[p] = at(pair_linked::<WINDOWED>(vocab, pairs, piece, buf, &tok, &whole3, p, r, e), p);
         } else {
             key[p] = u64::MAX;
         }
         if p > 0 {
             let l = prev[p] as usize;
-            key[l] = at(rank_of::<_, WINDOWED>(vocab, piece, buf, l, r), l);
+            key[l] = at(pair_linked::<WINDOWED>(vocab, pairs, piece, buf, &tok, &whole3, l, p, r), l);
         }
     }
     let mut i = 0;
