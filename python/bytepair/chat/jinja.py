@@ -2,14 +2,17 @@
 rendered as transformers' ``apply_chat_template(..., tokenize=True)`` renders it, but with masks
 for every template and without letting message text inject special tokens.
 
-Rendering: jinja2's ``ImmutableSandboxedEnvironment`` (the engine and sandbox transformers
-uses, so templates behave identically: ``trim_blocks``, ``lstrip_blocks``, the ``loopcontrols``
-extension, and transformers' globals ``raise_exception``, ``strftime_now``, a restricted
-``dict`` and ``namespace``, its ``tojson`` filter, the ``{% generation %}`` tag), with the
-variables transformers passes: ``messages``, ``tools``, ``documents``,
-``add_generation_prompt``, the tokenizer's ``bos_token``/``eos_token``/... and any extra
-keyword. Messages are prepared as transformers prepares them (keys whose value is ``None``
-dropped; ``reasoning_content``/``thinking`` filled from each other and ``reasoning``).
+Rendering: the Rust core's minijinja environment (``crates/core/src/chat/jinja.rs``), set up
+as transformers sets up jinja2 (``trim_blocks``, ``lstrip_blocks``, ``break``/``continue``,
+the globals ``raise_exception``, ``strftime_now`` and ``namespace``, its ``tojson`` filter, the
+``{% generation %}`` tag), with the variables transformers passes: ``messages``, ``tools``,
+``documents``, ``add_generation_prompt``, the tokenizer's ``bos_token``/``eos_token``/... and
+any extra keyword. Messages are prepared as transformers prepares them (keys whose value is
+``None`` dropped; ``reasoning_content``/``thinking`` filled from each other and ``reasoning``).
+A render the Rust engine cannot write exactly as jinja2 would (a template printing a list or
+dict, whose Python ``repr`` jinja2 writes; a value that is not a plain dict/list/tuple/str/
+int/float/bool/None) is rendered with jinja2's ``ImmutableSandboxedEnvironment`` instead,
+set up the same way (docs/chat.md, "Engine").
 
 Tokenizing: the rendered string is split at special tokens and each text between two of them
 is encoded as one piece (what a ``tokenizers`` tokenizer does with its added tokens). Before
@@ -39,6 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from bytepair import _core
 from bytepair.chat._render import encode_parts
 from bytepair.errors import ChatError
 
@@ -70,8 +74,8 @@ class ChatTemplate:
             raise ChatError(f"unknown special token names {', '.join(sorted(unknown))}; known: {', '.join(_TOKEN_KEYS)}")
         self.source = source
         self.special_tokens_map = {k: v for k, v in special_tokens.items() if v is not None}
-        self.has_generation = re.search(r"\{%-?\s*generation\s*-?%\}", source) is not None
-        self._template = _compile(source)
+        self._engine = _core.JinjaTemplate(source)
+        self.has_generation = self._engine.has_generation
 
     def __reduce__(self):
         # The compiled template cannot be pickled; a worker process compiles the source again.
@@ -99,13 +103,25 @@ class ChatTemplate:
         return self._render(_prepare(messages), add_generation_prompt, tools, documents, kwargs)
 
     def _render(self, messages, add_generation_prompt, tools, documents, kwargs) -> str:
-        import jinja2
-
         # kwargs after the special tokens: a caller's bos_token=... wins, as in transformers.
         context = {**self.special_tokens_map, **kwargs}
+        clash = [k for k in ("messages", "tools", "documents", "add_generation_prompt") if k in kwargs]
+        if clash:
+            raise ChatError(f"the chat template failed: TypeError: {clash[0]} given twice (as a keyword)")
+        context.update(messages=messages, tools=tools, documents=documents,
+                       add_generation_prompt=add_generation_prompt)
         try:
-            return self._template.render(messages=messages, tools=tools, documents=documents,
-                                         add_generation_prompt=add_generation_prompt, **context)
+            return self._engine.render(context)
+        except NotImplementedError as e:
+            # Exactly what jinja2 would write, never a guess: this call renders with jinja2.
+            return self._render_jinja2(str(e), context)
+
+    def _render_jinja2(self, why: str, context: dict) -> str:
+        template = _compile(self.source, why)
+        import jinja2
+
+        try:
+            return template.render(**context)
         except jinja2.TemplateError as e:
             raise ChatError(f"the chat template failed: {type(e).__name__}: {e}") from None
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as e:
@@ -331,12 +347,18 @@ def _prepare(messages: Any) -> list[dict]:
 # the environment -------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=64)
-def _compile(source: str):
+def _compile(source: str, why: str):
+    """The jinja2 template of ``source``, for the renders the Rust engine hands back (``why``)."""
     try:
         import jinja2  # noqa: F401
     except ImportError:
-        raise ChatError("Jinja chat templates need jinja2 (pip install 'bytepair[chat]')") from None
+        raise ChatError(f"this render needs jinja2 ({why}: only jinja2 writes it as transformers does); "
+                        "pip install 'bytepair[chat]'") from None
+    return _compile_jinja2(source)
+
+
+@lru_cache(maxsize=64)
+def _compile_jinja2(source: str):
     import jinja2
     from jinja2.ext import Extension
     from jinja2.sandbox import ImmutableSandboxedEnvironment

@@ -20,6 +20,8 @@
 
 use crate::{AnyModel, Error, Tokenizer};
 
+pub mod jinja;
+
 /// Which characters of a text segment are trained.
 #[derive(Clone, Copy, Debug)]
 pub enum Train<'a> {
