@@ -105,9 +105,7 @@ class ChatTemplate:
     def _render(self, messages, add_generation_prompt, tools, documents, kwargs) -> str:
         # kwargs after the special tokens: a caller's bos_token=... wins, as in transformers.
         context = {**self.special_tokens_map, **kwargs}
-        clash = [k for k in ("messages", "tools", "documents", "add_generation_prompt") if k in kwargs]
-        if clash:
-            raise ChatError(f"the chat template failed: TypeError: {clash[0]} given twice (as a keyword)")
+        _check_keywords(kwargs)
         context.update(messages=messages, tools=tools, documents=documents,
                        add_generation_prompt=add_generation_prompt)
         try:
@@ -142,14 +140,35 @@ class ChatTemplate:
               **kwargs: Any) -> tuple[list, list]:
         """The rendered conversation as ``(parts, trains)`` for :func:`encode_parts` (what
         ``render_many`` encodes many of in one call)."""
+        messages = _prepare(messages)
+        _check_keywords(kwargs)
         specials = _specials(encoding)
-        # The caller's strings only (bos_token & co. are the template's own), marked once: the
-        # renders below (one per assistant message without {% generation %})
-        # share the marked inputs.
-        messages = specials.mark(_prepare(messages))
+        eot = self.end_of_turn(encoding) if mask and not self.has_generation else []
+        try:
+            # The core marks the caller's strings (messages, tools, documents, extra keywords;
+            # bos_token & co. are the template's own), renders, and splits (chat/frame.rs).
+            return self._engine.parts(specials.core, self.special_tokens_map,
+                                      {**kwargs, "tools": tools, "documents": documents}, messages,
+                                      add_generation_prompt, mask, [encoding._special_tokens[t] for t in eot],
+                                      ", ".join(sorted(eot)) or "none known")
+        except NotImplementedError as e:
+            return self._parts_jinja2(str(e), encoding, specials, messages, add_generation_prompt, mask,
+                                      tools, documents, kwargs)
+
+    def _parts_jinja2(self, why, encoding, specials, messages, add_generation_prompt, mask, tools, documents, kwargs):
+        """``parts`` for a conversation the core hands back (``why``): rendered with jinja2,
+        marked and split here, as the core does it (crates/core/src/chat/frame.rs)."""
+        # Marked once: the renders below (one per assistant message without
+        # {% generation %}) share the marked inputs.
+        messages = specials.mark(messages)
         tools, documents = specials.mark(tools), specials.mark(documents)
         kwargs = {k: specials.mark(v) for k, v in kwargs.items()}
-        render = lambda msgs, gen: self._render(msgs, gen, tools, documents, kwargs)  # noqa: E731
+
+        def render(msgs, gen):
+            context = {**self.special_tokens_map, **kwargs, "messages": msgs, "tools": tools,
+                       "documents": documents, "add_generation_prompt": gen}
+            return self._render_jinja2(why, context)
+
         text = render(messages, add_generation_prompt)
         pieces, spans, clean = specials.split(text)
         if not mask:
@@ -184,6 +203,12 @@ class ChatTemplate:
                                 "after this assistant message; add {% generation %} markers")
             spans.append((start, end))
         return spans
+
+
+def _check_keywords(kwargs):
+    clash = [k for k in ("messages", "tools", "documents", "add_generation_prompt") if k in kwargs]
+    if clash:
+        raise ChatError(f"the chat template failed: TypeError: {clash[0]} given twice (as a keyword)")
 
 
 def _rebuild(source, special_tokens_map):
@@ -235,7 +260,8 @@ class _Specials:
     """The encoding's special tokens: marking them in the caller's strings, and splitting a
     rendered string at the unmarked ones."""
 
-    def __init__(self, tokens):
+    def __init__(self, tokens: dict):
+        self.core = _core.ChatSpecials(tokens)
         alternation = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)) or "(?!)"
         self._in_text = re.compile(f"{alternation}|[{_PRIVATE}]")
         self._markers = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|[{_PRIVATE}]")
@@ -322,7 +348,7 @@ def _merge(spans):
 def _specials(encoding) -> _Specials:
     cache = encoding.__dict__.setdefault("_chat_specials", {})
     if "v" not in cache:
-        cache["v"] = _Specials(encoding.special_tokens_set)
+        cache["v"] = _Specials(encoding._special_tokens)
     return cache["v"]
 
 

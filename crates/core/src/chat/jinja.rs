@@ -22,6 +22,8 @@ use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use minijinja::value::{Kwargs, Rest, ValueOrKwargs};
+
+use super::frame::{assistant_spans, parts, FrameError, Part, Specials};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
 /// The values a context is made of (minijinja's), for callers that build one.
@@ -146,6 +148,76 @@ impl JinjaTemplate {
             return Err(TemplateError::Context(format!("expected a JSON object, got {}", value.kind())));
         }
         self.render(value)
+    }
+}
+
+/// A conversation to render: the variables (`tools`, `documents`, `bos_token`, extra keywords,
+/// ...) and the messages, kept apart so the renders of its prefixes share them.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    pub variables: Vec<(Value, Value)>,
+    pub messages: Vec<Value>,
+}
+
+/// Whether and how to find the trained parts.
+#[derive(Debug, Clone, Copy)]
+pub enum Mask<'a> {
+    No,
+    /// `end_of_turn`: the ids that end an assistant turn; `names`: their spellings, for errors.
+    Yes { end_of_turn: &'a [u32], names: &'a str },
+}
+
+/// Why a conversation did not render into parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenderError {
+    Template(TemplateError),
+    Frame(FrameError),
+}
+
+impl From<TemplateError> for RenderError {
+    fn from(e: TemplateError) -> Self {
+        RenderError::Template(e)
+    }
+}
+
+impl JinjaTemplate {
+    fn context(conversation: &Conversation, n: usize, add_generation_prompt: bool) -> Value {
+        let messages = Value::from(conversation.messages[..n].to_vec());
+        Value::from_pairs(conversation.variables.iter().cloned().chain([
+            (Value::from("messages"), messages),
+            (Value::from("add_generation_prompt"), Value::from(add_generation_prompt)),
+        ]))
+    }
+
+    /// Renders `conversation` (its strings already marked with [`Specials::mark`]) and splits
+    /// it into parts with their trains (see [`super::frame`]): the `{% generation %}` spans,
+    /// or without them each assistant message's part, found by rendering the messages before
+    /// it with the generation prompt.
+    pub fn render_parts(
+        &self,
+        specials: &Specials,
+        conversation: &Conversation,
+        add_generation_prompt: bool,
+        mask: Mask<'_>,
+    ) -> Result<Vec<Part>, RenderError> {
+        let n = conversation.messages.len();
+        let text = self.render(Self::context(conversation, n, add_generation_prompt))?;
+        let split = specials.split(&text);
+        let spans = match mask {
+            Mask::No => Vec::new(),
+            Mask::Yes { .. } if self.has_generation => split.spans.clone(),
+            Mask::Yes { end_of_turn, names } => {
+                let mut prompts = Vec::new();
+                for (i, message) in conversation.messages.iter().enumerate() {
+                    let role = message.get_item(&Value::from("role")).ok();
+                    if role.as_ref().and_then(|r| r.as_str()) == Some("assistant") {
+                        prompts.push((i, self.render(Self::context(conversation, i, true))?));
+                    }
+                }
+                assistant_spans(specials, &text, &split, &prompts, end_of_turn, names).map_err(RenderError::Frame)?
+            }
+        };
+        Ok(parts(split, &spans))
     }
 }
 

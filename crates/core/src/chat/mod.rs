@@ -20,6 +20,7 @@
 
 use crate::{AnyModel, Error, Tokenizer};
 
+pub mod frame;
 pub mod jinja;
 
 /// Which characters of a text segment are trained.
