@@ -143,17 +143,29 @@ class ChatTemplate:
         messages = _prepare(messages)
         _check_keywords(kwargs)
         specials = _specials(encoding)
-        eot = self.end_of_turn(encoding) if mask and not self.has_generation else []
+        if mask and not self.has_generation:
+            eot_ids, eot_names = self._end_of_turn_ids(encoding, specials)
+        else:
+            eot_ids, eot_names = [], ""
         try:
             # The core marks the caller's strings (messages, tools, documents, extra keywords;
             # bos_token & co. are the template's own), renders, and splits (chat/frame.rs).
             return self._engine.parts(specials.core, self.special_tokens_map,
                                       {**kwargs, "tools": tools, "documents": documents}, messages,
-                                      add_generation_prompt, mask, [encoding._special_tokens[t] for t in eot],
-                                      ", ".join(sorted(eot)) or "none known")
+                                      add_generation_prompt, mask, eot_ids, eot_names)
         except NotImplementedError as e:
             return self._parts_jinja2(str(e), encoding, specials, messages, add_generation_prompt, mask,
                                       tools, documents, kwargs)
+
+    def _end_of_turn_ids(self, encoding, specials):
+        """``end_of_turn``'s ids and their names for an error message, once per encoding."""
+        key = (self.source, self.special_tokens_map.get("eos_token"))
+        found = specials.end_of_turn.get(key)
+        if found is None:
+            eot = self.end_of_turn(encoding)
+            found = specials.end_of_turn[key] = ([encoding._special_tokens[t] for t in eot],
+                                                 ", ".join(sorted(eot)) or "none known")
+        return found
 
     def _parts_jinja2(self, why, encoding, specials, messages, add_generation_prompt, mask, tools, documents, kwargs):
         """``parts`` for a conversation the core hands back (``why``): rendered with jinja2,
@@ -262,6 +274,7 @@ class _Specials:
 
     def __init__(self, tokens: dict):
         self.core = _core.ChatSpecials(tokens)
+        self.end_of_turn: dict = {}  # ChatTemplate._end_of_turn_ids's cache
         alternation = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)) or "(?!)"
         self._in_text = re.compile(f"{alternation}|[{_PRIVATE}]")
         self._markers = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|[{_PRIVATE}]")
@@ -360,11 +373,16 @@ def _prepare(messages: Any) -> list[dict]:
         raise ChatError("the conversation has no messages")
     out = []
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            raise ChatError(f"message {i}: expected a dict, got {type(message).__name__}")
-        message = {k: v for k, v in message.items() if v is not None}
-        reasoning = next((message[k] for k in ("reasoning_content", "thinking", "reasoning") if k in message), None)
-        if reasoning is not None:
+        # A plain dict that needs nothing (most) is passed as it is: nothing that renders it
+        # writes to it, and copying every message was a tenth of a conversation's cost.
+        if type(message) is not dict:
+            if not isinstance(message, Mapping):
+                raise ChatError(f"message {i}: expected a dict, got {type(message).__name__}")
+            message = dict(message)
+        if any(v is None for v in message.values()):
+            message = {k: v for k, v in message.items() if v is not None}
+        if "reasoning_content" in message or "thinking" in message or "reasoning" in message:
+            reasoning = next(message[k] for k in ("reasoning_content", "thinking", "reasoning") if k in message)
             message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
         out.append(message)
     return out

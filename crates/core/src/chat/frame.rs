@@ -430,7 +430,7 @@ mod tests {
         let split = sp.split(&rendered);
         assert_eq!(split.pieces, vec![
             Piece::Special(1, 12),
-            Piece::Text("user\na<|im_end|>b\u{e002}c<|im".into(), 22),
+            Piece::Text("user\na<|im_end|>b\u{e002}c<|im".into(), 23),
             Piece::Special(2, 10),
         ]);
         assert!(split.spans.is_empty());

@@ -114,9 +114,15 @@ impl JinjaTemplate {
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.set_formatter(|out, _state, value| {
-            let mut s = String::new();
-            write_str(&mut s, value)?;
-            out.write_str(&s).map_err(|_| Error::new(ErrorKind::WriteFailure, "formatter"))
+            let written = match value.as_str() {
+                Some(s) => out.write_str(s), // most values: no copy
+                None => {
+                    let mut s = String::new();
+                    write_str(&mut s, value)?;
+                    out.write_str(&s)
+                }
+            };
+            written.map_err(|_| Error::new(ErrorKind::WriteFailure, "formatter"))
         });
         env.add_filter("tojson", tojson);
         env.add_filter("string", string);
