@@ -29,11 +29,16 @@ pub struct JinjaTemplate {
     inner: Core,
 }
 
+/// `raise_exception`'s message and syntax errors are ChatErrors; any other failure is handed
+/// back (NotImplementedError) for jinja2 to render: minijinja lacks some of jinja2's filters,
+/// tests and Python methods, and where jinja2 fails too its error is the one transformers'
+/// users know.
 fn to_py(e: TemplateError) -> PyErr {
     match e {
         TemplateError::Unsupported(what) => PyNotImplementedError::new_err(what),
         TemplateError::Syntax { .. } => ChatError::new_err(format!("the chat template is {e}")),
-        _ => ChatError::new_err(format!("the chat template failed: {e}")),
+        TemplateError::Raised(_) | TemplateError::Context(_) => ChatError::new_err(format!("the chat template failed: {e}")),
+        TemplateError::Render { .. } => PyNotImplementedError::new_err(format!("the chat template failed: {e}")),
     }
 }
 

@@ -74,8 +74,15 @@ class ChatTemplate:
             raise ChatError(f"unknown special token names {', '.join(sorted(unknown))}; known: {', '.join(_TOKEN_KEYS)}")
         self.source = source
         self.special_tokens_map = {k: v for k, v in special_tokens.items() if v is not None}
-        self._engine = _core.JinjaTemplate(source)
-        self.has_generation = self._engine.has_generation
+        try:
+            self._engine: Any = _core.JinjaTemplate(source)
+            self.has_generation = self._engine.has_generation
+        except ChatError as e:
+            # minijinja's parser refuses it: jinja2 decides (it raises its own ChatError if it
+            # refuses too, and minijinja's when it is not installed) and renders every call.
+            _compile(source, str(e))
+            self._engine = None
+            self.has_generation = re.search(r"\{%[-+]?\s*generation\s*[-+]?%\}", source) is not None
 
     def __reduce__(self):
         # The compiled template cannot be pickled; a worker process compiles the source again.
@@ -108,6 +115,8 @@ class ChatTemplate:
         _check_keywords(kwargs)
         context.update(messages=messages, tools=tools, documents=documents,
                        add_generation_prompt=add_generation_prompt)
+        if self._engine is None:
+            return self._render_jinja2("minijinja cannot parse it", context)
         try:
             return self._engine.render(context)
         except NotImplementedError as e:
@@ -147,6 +156,9 @@ class ChatTemplate:
             eot_ids, eot_names = self._end_of_turn_ids(encoding, specials)
         else:
             eot_ids, eot_names = [], ""
+        if self._engine is None:
+            return self._parts_jinja2("minijinja cannot parse it", encoding, specials, messages, add_generation_prompt,
+                                      mask, tools, documents, kwargs)
         try:
             # The core marks the caller's strings (messages, tools, documents, extra keywords;
             # bos_token & co. are the template's own), renders, and splits (chat/frame.rs).
@@ -392,10 +404,14 @@ def _prepare(messages: Any) -> list[dict]:
 
 
 def _compile(source: str, why: str):
-    """The jinja2 template of ``source``, for the renders the Rust engine hands back (``why``)."""
+    """The jinja2 template of ``source``, for what the Rust engine hands back (``why``): a
+    render it does not write as jinja2 would, or a failure (jinja2, the reference, may render
+    what minijinja refuses, and otherwise words the error as transformers' users see it)."""
     try:
         import jinja2  # noqa: F401
     except ImportError:
+        if why.startswith("the chat template "):  # minijinja's own error, as good as it gets
+            raise ChatError(why) from None
         raise ChatError(f"this render needs jinja2 ({why}: only jinja2 writes it as transformers does); "
                         "pip install 'bytepair[chat]'") from None
     return _compile_jinja2(source)
