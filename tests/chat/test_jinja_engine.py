@@ -196,3 +196,30 @@ def test_any_content_renders_as_jinja2_renders(contents, file, system, add_gener
                "add_generation_prompt": add_generation_prompt, "date_string": "26 Jul 2024"}
     want, got = _both(source, context)
     assert got == want
+
+
+@pytest.mark.parametrize("source", ["{{ s | center(9) }}|{{ s | wordcount }}", "{{ s.rsplit(' ', 1) | join('+') }}",
+                                    "{{ '%s!' % s }}", "{% set café = s %}{{ café }}"])
+def test_what_minijinja_lacks_renders_with_jinja2(source):
+    """A filter, Python method or operator minijinja lacks (a render error there), and syntax
+    its parser refuses: the call renders with jinja2, as transformers renders it."""
+    context = {"s": "a é b", "messages": [{"role": "user", "content": "x"}]}
+    try:
+        _core.JinjaTemplate(source).render(context)
+        raise AssertionError("minijinja rendered it: the case tests nothing")
+    except (NotImplementedError, ChatError):
+        pass
+    want = _compile_jinja2(source).render(**context, tools=None, documents=None, add_generation_prompt=False)
+    assert ChatTemplate(source).render_text(context["messages"], s=context["s"]) == want
+
+
+def test_without_jinja2_the_core_errors_are_chat_errors(monkeypatch):
+    msgs = [{"role": "user", "content": "x"}]
+    monkeypatch.setitem(__import__("sys").modules, "jinja2", None)  # `import jinja2` fails
+    with pytest.raises(ChatError, match="unknown filter"):
+        ChatTemplate("{{ s | center(9) }}").render_text(msgs, s="a")
+    with pytest.raises(ChatError, match="needs jinja2 .printing a map"):
+        ChatTemplate("{{ messages[0] }}").render_text(msgs)
+    with pytest.raises(ChatError, match="not valid Jinja"):
+        ChatTemplate("{% set café = 1 %}")
+    assert ChatTemplate("{{ messages[0].content }}").render_text(msgs) == "x"
