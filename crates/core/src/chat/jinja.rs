@@ -105,7 +105,17 @@ impl fmt::Debug for JinjaTemplate {
 impl JinjaTemplate {
     /// Compiles `source`.
     pub fn new(source: &str) -> Result<Self, TemplateError> {
-        let (rewritten, has_generation) = rewrite_generation(source)?;
+        Self::build(source, true)
+    }
+
+    /// Compiles `source` to render the text transformers' `apply_chat_template(tokenize=False)`
+    /// gives: `{% generation %}` blocks print no markers (the C library's renderer).
+    pub fn plain(source: &str) -> Result<Self, TemplateError> {
+        Self::build(source, false)
+    }
+
+    fn build(source: &str, markers: bool) -> Result<Self, TemplateError> {
+        let (rewritten, has_generation) = rewrite_generation(source, markers)?;
         let mut env = Environment::new();
         let syntax = minijinja::syntax::SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build();
         env.set_syntax(syntax.map_err(to_template_error)?);
@@ -261,7 +271,8 @@ fn to_template_error(e: Error) -> TemplateError {
 /// `{% raw %}` blocks, expressions and other tags are copied unchanged. The tags must pair up
 /// (as jinja2's parser requires); unlike jinja2, a pair that crosses another block is not
 /// refused (it renders as if properly nested).
-pub fn rewrite_generation(source: &str) -> Result<(Cow<'_, str>, bool), TemplateError> {
+/// With `markers` false the blocks print nothing of their own (`{{ "" }}`).
+pub fn rewrite_generation(source: &str, markers: bool) -> Result<(Cow<'_, str>, bool), TemplateError> {
     if !source.contains("generation") {
         return Ok((Cow::Borrowed(source), false));
     }
@@ -307,6 +318,7 @@ pub fn rewrite_generation(source: &str) -> Result<(Cow<'_, str>, bool), Template
                         GEN_END
                     };
                     out.push_str(&source[copied..start]);
+                    let marker = if markers { marker.to_string() } else { String::new() };
                     let _ = write!(out, "{{%{left}if true %}}{{{{ \"{marker}\" }}}}{{% endif{after}%}}");
                     copied = end;
                     found = true;
@@ -751,20 +763,21 @@ mod tests {
 
     #[test]
     fn generation_tags_become_markers_with_the_same_whitespace_control() {
-        let (out, found) = rewrite_generation("a{%- generation +%}b{% endgeneration -%} c").unwrap();
+        let (out, found) = rewrite_generation("a{%- generation +%}b{% endgeneration -%} c", true).unwrap();
         assert!(found);
         assert_eq!(out, "a{%- if true %}{{ \"\u{e002}\" }}{% endif +%}b{% if true %}{{ \"\u{e003}\" }}{% endif -%} c");
         // trim_blocks and lstrip_blocks act on the tag's own line as on the original tag.
         let source = "x\n  {% generation %}\nbody\n  {% endgeneration %}\ny";
         assert_eq!(render(source, "{}").unwrap(), "x\n\u{e002}body\n\u{e003}y");
+        assert_eq!(JinjaTemplate::plain(source).unwrap().render_json("{}").unwrap(), "x\nbody\ny");
         assert_eq!(render("{% for i in [1, 2] %}{%- generation -%} {{ i }} {%- endgeneration %}{% endfor %}", "{}").unwrap(),
                    "\u{e002}1\u{e003}\u{e002}2\u{e003}");
         // Untouched: comments, expressions, raw blocks.
         let literal = "{# {% generation %} #}{{ '{% generation %}' }}{% raw %}{% generation %}{% endraw %}";
-        assert_eq!(rewrite_generation(literal).unwrap(), (Cow::Borrowed(literal), false));
+        assert_eq!(rewrite_generation(literal, true).unwrap(), (Cow::Borrowed(literal), false));
         assert_eq!(render(literal, "{}").unwrap(), "{% generation %}{% generation %}");
-        assert!(matches!(rewrite_generation("{% generation %}"), Err(TemplateError::Syntax { line: Some(1), .. })));
-        assert!(matches!(rewrite_generation("\n{% endgeneration %}"), Err(TemplateError::Syntax { line: Some(2), .. })));
+        assert!(matches!(rewrite_generation("{% generation %}", true), Err(TemplateError::Syntax { line: Some(1), .. })));
+        assert!(matches!(rewrite_generation("\n{% endgeneration %}", true), Err(TemplateError::Syntax { line: Some(2), .. })));
     }
 
     #[test]
