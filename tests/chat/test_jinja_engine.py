@@ -156,11 +156,13 @@ def test_template_features(source):
     assert got == want
 
 
-@pytest.mark.parametrize("source", ["{{ x }}", "{{ x.l }}", "{{ messages[0] }}", "{{ 'a' | list | string }}"])
+@pytest.mark.parametrize("source", ["{{ x }}", "{{ x.l }}", "{{ messages[0] }}", "{{ 'a' | list | string }}",
+                                    "{{ 'd: ' ~ x.d }}", "{{ x.l | join(',') }}", "{{ '%s' | format(messages) }}"])
 def test_printing_a_container_falls_back_to_jinja2(source):
     """jinja2 writes a list or dict as its Python repr: the core refuses it rather than write
-    something else, and the ChatTemplate renders that call with jinja2."""
-    with pytest.raises(NotImplementedError, match="printing a"):
+    something else (printed, or a caller's one turned into text by `~`, join or format), and
+    the ChatTemplate renders that call with jinja2."""
+    with pytest.raises(NotImplementedError, match="printing a|turned into text"):
         _core.JinjaTemplate(source).render(FEATURE_CONTEXT)
     template = ChatTemplate(source)
     want = _compile_jinja2(source).render(**FEATURE_CONTEXT, tools=None, documents=None, add_generation_prompt=False)

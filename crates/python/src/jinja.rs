@@ -14,7 +14,7 @@
 //! same to a template, but non-str keys, NaN and big ints are not).
 
 use bytepair_core::chat::frame::{Part, Specials, TextTrain};
-use bytepair_core::chat::jinja::{Conversation, JinjaTemplate as Core, Mask, RenderError, TemplateError, Value};
+use bytepair_core::chat::jinja::{dict_value, list_value, Conversation, JinjaTemplate as Core, Mask, RenderError, TemplateError, Value};
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -169,11 +169,11 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize, mark: Option<&Specials>) -> Py
         for (k, v) in d.iter() {
             pairs.push((to_value(&k, depth + 1, None)?, to_value(&v, depth + 1, mark)?));
         }
-        return Ok(Value::from_pairs(pairs));
+        return Ok(dict_value(pairs));
     }
     if let Ok(l) = obj.downcast_exact::<PyList>() {
         let items = l.iter().map(|v| to_value(&v, depth + 1, mark)).collect::<PyResult<Vec<_>>>()?;
-        return Ok(Value::from(items));
+        return Ok(list_value(items));
     }
     if obj.is_none() {
         return Ok(Value::from(()));
@@ -195,7 +195,7 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize, mark: Option<&Specials>) -> Py
     }
     if let Ok(t) = obj.downcast_exact::<PyTuple>() {
         let items = t.iter().map(|v| to_value(&v, depth + 1, mark)).collect::<PyResult<Vec<_>>>()?;
-        return Ok(Value::from(items));
+        return Ok(list_value(items));
     }
     let name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
     Err(unsupported(format!("a value of type {name}")))

@@ -20,8 +20,9 @@
 
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
-use minijinja::value::{Kwargs, Rest, ValueOrKwargs};
+use minijinja::value::{Enumerator, Kwargs, ObjectExt as _, ObjectRepr, Rest, ValueOrKwargs};
 
 use super::frame::{assistant_spans, parts, FrameError, Part, Specials};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
@@ -154,7 +155,11 @@ impl JinjaTemplate {
     /// Renders with `context` (a map: `messages`, `add_generation_prompt`, `bos_token`, ...).
     pub fn render(&self, context: Value) -> Result<String, TemplateError> {
         let template = self.env.get_template(NAME).map_err(to_template_error)?;
-        template.render(context).map_err(to_template_error)
+        let text = template.render(context).map_err(to_template_error)?;
+        if text.contains(REPR_MARK) {
+            return Err(TemplateError::Unsupported("a list or dict turned into text (jinja2 writes its Python repr)".into()));
+        }
+        Ok(text)
     }
 
     /// Renders with a context given as a JSON object (its keys keep their order).
@@ -163,7 +168,7 @@ impl JinjaTemplate {
         if value.kind() != minijinja::value::ValueKind::Map {
             return Err(TemplateError::Context(format!("expected a JSON object, got {}", value.kind())));
         }
-        self.render(value)
+        self.render(caller_value(value))
     }
 }
 
@@ -198,7 +203,7 @@ impl From<TemplateError> for RenderError {
 
 impl JinjaTemplate {
     fn context(conversation: &Conversation, n: usize, add_generation_prompt: bool) -> Value {
-        let messages = Value::from(conversation.messages[..n].to_vec());
+        let messages = list_value(conversation.messages[..n].to_vec());
         Value::from_pairs(conversation.variables.iter().cloned().chain([
             (Value::from("messages"), messages),
             (Value::from("add_generation_prompt"), Value::from(add_generation_prompt)),
@@ -438,6 +443,95 @@ fn strftime_local(format: &str) -> Option<String> {
 #[cfg(not(unix))]
 fn strftime_local(_format: &str) -> Option<String> {
     None
+}
+
+// the caller's containers ---------------------------------------------------------------------
+
+/// What the caller's list or dict writes when a template turns it into text some way other
+/// than `{{ }}` or `|string` (which refuse it directly): `~`, `join`, `format`. jinja2 writes
+/// Python's repr there and minijinja its own notation, so a rendering that holds this
+/// character is refused ([`TemplateError::Unsupported`]) rather than returned. A caller's
+/// string holding it only costs a needless refusal.
+const REPR_MARK: char = '\u{e004}';
+
+/// A caller's dict: a map like minijinja's own, but it writes [`REPR_MARK`] as text.
+#[derive(Debug)]
+struct Dict(indexmap::IndexMap<Value, Value>);
+
+impl minijinja::value::Object for Dict {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.0.get(key).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        self.mapped_rev_key_value_enumerator(|this| Box::new(this.0.iter().map(|(k, v)| (k.clone(), v.clone()))))
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.0.len())
+    }
+
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_char(REPR_MARK)
+    }
+}
+
+/// A caller's list (or tuple): a sequence like minijinja's own that writes [`REPR_MARK`].
+#[derive(Debug)]
+struct List(Vec<Value>);
+
+impl minijinja::value::Object for List {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.0.get(key.as_usize()?).cloned()
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.0.len())
+    }
+
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_char(REPR_MARK)
+    }
+}
+
+/// A caller's dict as a template value (keys in the given order; a repeated key keeps its
+/// first place and its last value, as a Python dict built from the pairs would).
+pub fn dict_value(pairs: impl IntoIterator<Item = (Value, Value)>) -> Value {
+    Value::from_object(Dict(pairs.into_iter().collect()))
+}
+
+/// A caller's list as a template value.
+pub fn list_value(items: Vec<Value>) -> Value {
+    Value::from_object(List(items))
+}
+
+/// `value` with every map and sequence made a [`Dict`] / [`List`] (for contexts read from JSON).
+fn caller_value(value: Value) -> Value {
+    match value.kind() {
+        minijinja::value::ValueKind::Map => {
+            let pairs: Vec<(Value, Value)> = match value.try_iter() {
+                Ok(keys) => keys.map(|k| {
+                    let v = value.get_item(&k).unwrap_or_default();
+                    (k, caller_value(v))
+                }).collect(),
+                Err(_) => return value,
+            };
+            dict_value(pairs)
+        }
+        minijinja::value::ValueKind::Seq => match value.try_iter() {
+            Ok(items) => list_value(items.map(caller_value).collect()),
+            Err(_) => value,
+        },
+        _ => value,
+    }
 }
 
 // printing ------------------------------------------------------------------------------------
@@ -752,6 +846,19 @@ mod tests {
         }
         assert_eq!(render("{{ x }} {{ x | string }} {{ [x] | tojson }}", r#"{"x": 1e20}"#).unwrap(), "1e+20 1e+20 [1e+20]");
         assert_eq!(render("{{ none }} {{ true }} {{ 3 }} [{{ nothing }}]", "{}").unwrap(), "None True 3 []");
+    }
+
+    #[test]
+    fn a_callers_container_turned_into_text_any_way_is_refused() {
+        for source in ["{{ 'x' ~ m }}", "{{ [m] | join(',') }}", "{{ l ~ '' }}", "{{ m.l ~ '' }}"] {
+            let e = render(source, r#"{"m": {"a": 1, "l": [1]}, "l": [1, 2]}"#).unwrap_err();
+            assert!(matches!(e, TemplateError::Unsupported(_)), "{source}: {e:?}");
+        }
+        // Everything else about them is a map's and a list's.
+        let ctx = r#"{"m": {"b": 1, "a": [1, 2, 3]}}"#;
+        assert_eq!(render("{{ m.a[-1] }} {{ m['b'] }} {{ m | length }} {{ m.a | length }} {% for k in m %}{{ k }}{% endfor %} \
+                           {{ m.a[1:] | join('+') }} {{ 'a' in m }} {{ m.a | reverse | join }} {{ m | dictsort | first | first }}", ctx).unwrap(),
+                   "3 1 2 3 ba 2+3 True 321 a");
     }
 
     #[test]
