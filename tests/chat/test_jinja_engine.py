@@ -225,3 +225,23 @@ def test_without_jinja2_the_core_errors_are_chat_errors(monkeypatch):
     with pytest.raises(ChatError, match="not valid Jinja"):
         ChatTemplate("{% set café = 1 %}")
     assert ChatTemplate("{{ messages[0].content }}").render_text(msgs) == "x"
+
+
+@settings(max_examples=60, deadline=None)
+@given(contents=st.lists(CONTENT, min_size=1, max_size=5), marked=st.booleans(), mask=st.booleans(),
+       add_generation_prompt=st.booleans())
+def test_any_content_splits_as_the_python_frame_splits(contents, marked, mask, add_generation_prompt):
+    """The core's marking, split and spans == the Python path's, on contents that spell special
+    tokens and private-use markers, with and without {% generation %}."""
+    source = CHATML_MARKED if marked else (TEMPLATES / "qwen2.5.jinja").read_text(encoding="utf-8")
+    enc = _encoding(["<|im_start|>", "<|im_end|>", "<start_of_turn>"])
+    template = ChatTemplate(source, eos_token="<|im_end|>")
+    msgs = [{"role": ["user", "assistant"][k % 2], "content": c} for k, c in enumerate(contents)]
+    try:
+        want = template._parts_jinja2("test", enc, _specials(enc), _prepare(msgs), add_generation_prompt, mask,
+                                      None, None, {})
+    except ChatError as e:
+        with pytest.raises(ChatError, match=re.escape(str(e)[:60])):
+            template.parts(enc, msgs, mask=mask, add_generation_prompt=add_generation_prompt)
+        return
+    assert template.parts(enc, msgs, mask=mask, add_generation_prompt=add_generation_prompt) == want
