@@ -54,6 +54,22 @@ impl fmt::Debug for Specials {
     }
 }
 
+/// The byte offset of the first U+E000..U+E003 in `s` at or after `from` (a character
+/// boundary): their UTF-8 is EE 80 80..83, found with memchr rather than by decoding every
+/// character.
+fn find_private(s: &str, from: usize) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut at = from;
+    while let Some(k) = memchr::memchr(0xEE, &bytes[at..]) {
+        let p = at + k;
+        if bytes.get(p + 1) == Some(&0x80) && bytes.get(p + 2).is_some_and(|&b| (0x80..=0x83).contains(&b)) {
+            return Some(p);
+        }
+        at = p + 1;
+    }
+    None
+}
+
 /// One piece of a rendered conversation: a text or a special token, with its character length.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
@@ -252,16 +268,23 @@ impl Specials {
         };
         let mut at = 0;
         let mut special = self.find_at(text, 0);
+        let find_private = |from: usize| if private { find_private(text, from) } else { None };
+        let mut next_private = find_private(0);
         while at < text.len() {
             // The next private character, if any, decides whether the special found comes first.
-            let next_private = if private { text[at..].find(is_private).map(|k| at + k) } else { None };
+            // Both are searched again only once passed (searching from every special was
+            // quadratic in a rendering with {% generation %} markers).
+            if next_private.is_some_and(|p| p < at) {
+                next_private = find_private(at);
+            }
             let special_first = special.is_some_and(|(s, _, _)| next_private.map_or(true, |p| s < p));
             match (special, next_private) {
                 (Some((s, e, id)), _) if special_first => {
                     let gap = &text[at..s];
                     buf.push_str(gap);
-                    buf_chars += chars_of(gap);
-                    chars += chars_of(gap);
+                    let n = chars_of(gap);
+                    buf_chars += n;
+                    chars += n;
                     flush(&mut out, &mut buf, &mut buf_chars);
                     let n = chars_of(&text[s..e]);
                     out.pieces.push(Piece::Special(id, n));
@@ -272,8 +295,9 @@ impl Specials {
                 (_, Some(p)) => {
                     let gap = &text[at..p];
                     buf.push_str(gap);
-                    buf_chars += chars_of(gap);
-                    chars += chars_of(gap);
+                    let n = chars_of(gap);
+                    buf_chars += n;
+                    chars += n;
                     match self.private_at(text, p) {
                         Private::Wrapped(inner, end) => {
                             buf.push_str(inner);
@@ -437,6 +461,14 @@ mod tests {
         assert_eq!(sp.clean(&rendered), "<|im_start|>user\na<|im_end|>b\u{e002}c<|im<|im_end|>");
         // A wrapped spelling the template cut apart (content[:3]) loses its lone marker.
         assert_eq!(sp.split("\u{e000}<|i").pieces, vec![Piece::Text("<|i".into(), 3)]);
+    }
+
+    #[test]
+    fn private_markers_are_found_by_their_bytes() {
+        let s = "a\u{e00f}b\u{e100}é\u{e003}c\u{e000}";
+        assert_eq!(find_private(s, 0), Some(s.find('\u{e003}').unwrap()));
+        assert_eq!(find_private(s, s.find('c').unwrap()), Some(s.find('\u{e000}').unwrap()));
+        assert_eq!(find_private("plain \u{e004}", 0), None);
     }
 
     #[test]
