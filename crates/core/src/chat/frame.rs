@@ -277,7 +277,7 @@ impl Specials {
             if next_private.is_some_and(|p| p < at) {
                 next_private = find_private(at);
             }
-            let special_first = special.is_some_and(|(s, _, _)| next_private.map_or(true, |p| s < p));
+            let special_first = special.is_some_and(|(s, _, _)| next_private.is_none_or(|p| s < p));
             match (special, next_private) {
                 (Some((s, e, id)), _) if special_first => {
                     let gap = &text[at..s];
@@ -317,7 +317,13 @@ impl Specials {
                             // any other lone marker: a wrapped spelling the template cut apart
                             at = end;
                         }
-                        Private::No(_) => unreachable!("is_private found it"),
+                        // find_private stops only at a private character; kept as text if not.
+                        Private::No(c) => {
+                            buf.push(c);
+                            buf_chars += 1;
+                            chars += 1;
+                            at = p + c.len_utf8();
+                        }
                     }
                     if special.is_some_and(|(s, _, _)| s < at) {
                         special = self.find_at(text, at);
