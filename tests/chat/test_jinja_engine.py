@@ -141,10 +141,14 @@ FEATURES = [
     "{%- for m in messages -%}\n  {%- if loop.first %}[{{ m.role }}]{% endif %}\n  {{ m.content }}\n{% endfor %}\n  {% if true %}\nend\n  {% endif %}\n",
     "{% macro line(m) %}{{ m.role | upper }}: {{ m.content }}\n{% endmacro %}{% for m in messages %}{{ line(m) }}{% endfor %}",
     "{{ raise_exception('Only user and assistant roles are supported!') }}",
+    # Python's whitespace counts U+001C..U+001F, Rust's does not; line breaks differ too.
+    "{{ w | trim }}|{{ w.strip() }}|{{ w.lstrip() }}|{{ w.rstrip() }}|{{ w.split() | join(',') }}|{{ w.isspace() }}",
+    "{{ w.splitlines() | join('/') }}|{{ w.splitlines(true) | length }}|{{ w.strip('\x1c\x1f') }}|{{ w | trim('\x1c') }}",
 ]
 FEATURE_CONTEXT = {
     "x": {"s": "a<b>&\"q\" é 東京 \U0001F600\n\t\x01", "n": 1, "f": 2.5, "z": None, "t": True, "l": [1, 2.0, "3", [], {}],
           "d": {"b": 1, "a": 2}, "big": 10 ** 20, "neg": -0.0},
+    "w": "\x1c\x1f\x85\u2028\u3000 a\u200b b\x0b\x0c\x1d\r\nc\x1ed\r",
     "f": 2.5, "big": 1e20, "tiny": 1.5e-7, "n": 42, "b": False, "s": " a é ",
     "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello world"}],
 }
@@ -181,7 +185,7 @@ def test_values_jinja2_sees_as_python_objects_fall_back():
     assert template.render_text([{"role": Role("user")}]) == "user"
 
 
-CONTENT = st.lists(st.sampled_from(list("ab \n\t<|>é東_") + ["<|im_end|>", "<start_of_turn>", "</s>", "[INST]",
+CONTENT = st.lists(st.sampled_from(list("ab \n\t<|>é東_\r\x0b\x1c\x1f\x85\u2028\u3000") + ["<|im_end|>", "<start_of_turn>", "</s>", "[INST]",
                                                             "\ue000", "\ue001", "\ue002", "{{", "%}"]),
                    max_size=20).map("".join)
 

@@ -123,7 +123,13 @@ impl JinjaTemplate {
         env.set_undefined_behavior(UndefinedBehavior::Lenient);
         // Templates are named by no file extension, but say so: no HTML escaping, ever.
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_unknown_method_callback(|state, value, method, args| match value.as_str() {
+            Some(s) => match py_str_method(s, method, args)? {
+                Some(v) => Ok(v),
+                None => minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args),
+            },
+            None => minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args),
+        });
         env.set_formatter(|out, _state, value| {
             let written = match value.as_str() {
                 Some(s) => out.write_str(s), // most values: no copy
@@ -137,6 +143,7 @@ impl JinjaTemplate {
         });
         env.add_filter("tojson", tojson);
         env.add_filter("string", string);
+        env.add_filter("trim", trim);
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", strftime_now);
         env.add_function("namespace", namespace);
@@ -443,6 +450,87 @@ fn strftime_local(format: &str) -> Option<String> {
 #[cfg(not(unix))]
 fn strftime_local(_format: &str) -> Option<String> {
     None
+}
+
+// Python's whitespace -------------------------------------------------------------------------
+
+/// Python's `str.isspace()` for one character: Unicode White_Space (Rust's `is_whitespace`)
+/// and the four separators U+001C..U+001F, which Python counts and Rust does not. `trim`,
+/// `.strip()` and `.split()` with Rust's definition stopped at them (a message starting with
+/// U+001F was not stripped at all), so they are redefined here.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Python's line boundaries (`str.splitlines`): `\n`, `\r`, `\r\n`, `\v`, `\f`, U+001C..U+001E,
+/// U+0085, U+2028, U+2029.
+fn py_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+fn py_strip<'a>(s: &'a str, method: &str, chars: Option<&str>) -> &'a str {
+    let strip = |c: char| match chars {
+        Some(set) => set.contains(c),
+        None => py_space(c),
+    };
+    match method {
+        "lstrip" => s.trim_start_matches(strip),
+        "rstrip" => s.trim_end_matches(strip),
+        _ => s.trim_matches(strip),
+    }
+}
+
+/// The string methods whose Python meaning depends on Python's whitespace or line breaks
+/// (`None`: not one of them, or arguments left to minijinja-contrib's pycompat).
+fn py_str_method(s: &str, method: &str, args: &[Value]) -> Result<Option<Value>, Error> {
+    let arg = |k: usize| args.get(k).filter(|v| !v.is_none());
+    match method {
+        "strip" | "lstrip" | "rstrip" if args.len() <= 1 => {
+            let chars = match arg(0) {
+                None => None,
+                Some(v) => Some(v.as_str().ok_or_else(|| Error::new(ErrorKind::InvalidOperation, format!("{method} arg must be None or str")))?),
+            };
+            Ok(Some(Value::from(py_strip(s, method, chars))))
+        }
+        "split" if args.is_empty() || (args.len() == 1 && arg(0).is_none()) => {
+            Ok(Some(s.split(py_space).filter(|w| !w.is_empty()).map(Value::from).collect()))
+        }
+        // split(None, maxsplit): Python's rules for the remainder, left to jinja2.
+        "split" if arg(0).is_none() => Err(unsupported("str.split(None, maxsplit)")),
+        "splitlines" if args.len() <= 1 => {
+            let keepends = arg(0).is_some_and(|v| v.is_true());
+            let mut lines = Vec::new();
+            let mut rest = s;
+            while let Some(at) = rest.find(py_line_break) {
+                let c = rest[at..].chars().next().unwrap_or('\n');
+                let mut end = at + c.len_utf8();
+                if c == '\r' && rest[end..].starts_with('\n') {
+                    end += 1;
+                }
+                lines.push(Value::from(if keepends { &rest[..end] } else { &rest[..at] }));
+                rest = &rest[end..];
+            }
+            if !rest.is_empty() {
+                lines.push(Value::from(rest));
+            }
+            Ok(Some(Value::from(lines)))
+        }
+        "isspace" if args.is_empty() => Ok(Some(Value::from(!s.is_empty() && s.chars().all(py_space)))),
+        _ => Ok(None),
+    }
+}
+
+/// jinja2's `trim(value, chars=None)`: Python's `str(value).strip(chars)`.
+fn trim(value: Value, chars: Option<String>) -> Result<Value, Error> {
+    let mut text = String::new();
+    let s = match value.as_str() {
+        Some(s) => s,
+        None => {
+            write_str(&mut text, &value)?;
+            &text
+        }
+    };
+    Ok(Value::from(py_strip(s, "strip", chars.as_deref())))
 }
 
 // the caller's containers ---------------------------------------------------------------------
@@ -906,6 +994,15 @@ mod tests {
         assert!(matches!(&deep, TemplateError::Render { message, .. } if message == "recursion too deep"), "{deep:?}");
         assert!(matches!(render("{% set ns = namespace(_x=1) %}", "{}"), Err(TemplateError::Render { .. })));
         assert!(matches!(render("{{ x }}", "[1]"), Err(TemplateError::Context(_))));
+    }
+
+    #[test]
+    fn whitespace_and_line_breaks_are_pythons() {
+        let ctx = r#"{"s": "\u001c\u001f\u0085\u3000 a\u200b b\u000b\u001d", "t": "a\rb\r\nc\u001ed\n"}"#;
+        assert_eq!(render("{{ s | trim }}|{{ s.strip() }}|{{ s.split() | join(',') }}|{{ ' \u{1f}'.isspace() }}", ctx).unwrap(),
+                   "a\u{200b} b|a\u{200b} b|a\u{200b},b|True");
+        assert_eq!(render("{{ s.lstrip() | length }} {{ s.rstrip() | length }} {{ 'xaxy'.strip('xy') }} {{ 3 | trim }}", ctx).unwrap(), "6 9 a 3");
+        assert_eq!(render("{{ t.splitlines() | join('|') }}/{{ t.splitlines(true) | length }}", ctx).unwrap(), "a|b|c|d/4");
     }
 
     #[test]
