@@ -141,6 +141,10 @@ FEATURES = [
     "{%- for m in messages -%}\n  {%- if loop.first %}[{{ m.role }}]{% endif %}\n  {{ m.content }}\n{% endfor %}\n  {% if true %}\nend\n  {% endif %}\n",
     "{% macro line(m) %}{{ m.role | upper }}: {{ m.content }}\n{% endmacro %}{% for m in messages %}{{ line(m) }}{% endfor %}",
     "{{ raise_exception('Only user and assistant roles are supported!') }}",
+    "{{ z | default('D') }}|{{ missing | default('D') }}|{{ '' | default('D') }}|{{ z | default('D', true) }}|{{ missing is none }}|{{ z is none }}|{{ z is defined }}",
+    "{{ 10 / 5 }} {{ 7 // 2 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ '%.2f' | format(f) }} {{ f | int }} {{ '3.5' | int }} {{ f | round(1) }} {{ 2.5 | round }} {{ 0.5 | round }} {{ -3 | abs }} {{ 2 ** 0.5 }}",
+    "{{ t | capitalize }}|{{ t | title }}|{{ t.upper() }}|{{ t.lower() }}|{{ t.find('l') }}|{{ t.count('l') }}|{{ t[::-1] }}|{{ t | replace('l', 'L', 1) }}|{{ t | indent(2, true) }}|{{ '<a>&' | e }}",
+    "{{ (x.l[:1] + [5, 4]) | sort | join }} {{ [3, 1, 2] | max }} {{ [3, 1, 2] | min }} {{ [3, 1, 2] | sum }} {% for k, v in x.d | dictsort %}{{ k }}{{ v }}{% endfor %} {% for i in [3, 1] %}{{ loop.revindex }}{{ loop.previtem }}{{ loop.length }}{% endfor %}",
     # Python's whitespace counts U+001C..U+001F, Rust's does not; line breaks differ too.
     "{{ w | trim }}|{{ w.strip() }}|{{ w.lstrip() }}|{{ w.rstrip() }}|{{ w.split() | join(',') }}|{{ w.isspace() }}",
     "{{ w.splitlines() | join('/') }}|{{ w.splitlines(true) | length }}|{{ w.strip('\x1c\x1f') }}|{{ w | trim('\x1c') }}",
@@ -149,6 +153,7 @@ FEATURE_CONTEXT = {
     "x": {"s": "a<b>&\"q\" é 東京 \U0001F600\n\t\x01", "n": 1, "f": 2.5, "z": None, "t": True, "l": [1, 2.0, "3", [], {}],
           "d": {"b": 1, "a": 2}, "big": 10 ** 20, "neg": -0.0},
     "w": "\x1c\x1f\x85\u2028\u3000 a\u200b b\x0b\x0c\x1d\r\nc\x1ed\r",
+    "z": None, "t": "hÉllo wORLD they're",
     "f": 2.5, "big": 1e20, "tiny": 1.5e-7, "n": 42, "b": False, "s": " a é ",
     "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello world"}],
 }
