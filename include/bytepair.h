@@ -8,12 +8,14 @@
  * - Lengths are in bytes (text) or ids; text is UTF-8 with an explicit length, no NUL needed.
  * - A NULL or too small output buffer gives BP_ERR_BUFFER_TOO_SMALL and the size needed in
  *   *n_out / *len_out: call once with NULL to size the buffer, then again.
- * - Ownership: handles from bp_tokenizer_* and bp_stream_new are freed with bp_tokenizer_free /
- *   bp_stream_free; pointers returned into a handle (bp_token_to_bytes) live as long as it;
- *   bp_version and bp_last_error_message strings belong to the library.
+ * - Ownership: handles from bp_tokenizer_*, bp_stream_new and bp_chat_template_new are freed
+ *   with bp_tokenizer_free / bp_stream_free / bp_chat_template_free; pointers returned into a
+ *   handle (bp_token_to_bytes) live as long as it; bp_version and bp_last_error_message
+ *   strings belong to the library.
  *
  * Thread safety: a bp_tokenizer is immutable; one handle may be shared by any number of threads
- * for encode, count, decode and lookups at once. A bp_stream belongs to one thread at a time.
+ * for encode, count, decode and lookups at once, and a bp_chat_template for rendering. A
+ * bp_stream belongs to one thread at a time.
  */
 
 #ifndef BYTEPAIR_H
@@ -91,7 +93,19 @@ typedef enum {
    * A bug in bytepair: a panic was caught at the boundary. The handle is still usable.
    */
   BP_ERR_PANIC = -8,
+  /**
+   * A chat template that does not compile, or failed to render (its raise_exception, an
+   * undefined attribute, a filter it lacks, a list or dict printed as text), or a context
+   * that is not a JSON object; the message says which, with the template's line.
+   */
+  BP_ERR_TEMPLATE = -9,
 } bp_status;
+
+/**
+ * A compiled Jinja chat template (bp_chat_template_new). Immutable once made: any number of
+ * threads may render with one handle at once.
+ */
+typedef struct bp_chat_template bp_chat_template;
 
 /**
  * A streaming decoder over one tokenizer; used by one thread at a time. It holds its own
@@ -238,6 +252,34 @@ int64_t bp_eos_id(const bp_tokenizer *tok);
  * The PAD id the file records (QTKR), or -1 when there is none (or `tok` is NULL).
  */
 int64_t bp_pad_id(const bp_tokenizer *tok);
+
+/**
+ * Compiles the Jinja chat template at `source` (`len` bytes of UTF-8, a tokenizer_config.json's
+ * `chat_template`) into `*out` (free it with bp_chat_template_free). It renders as
+ * transformers' apply_chat_template(tokenize=False) does, with minijinja in place of jinja2
+ * (docs/chat.md, "Engine"). BP_ERR_TEMPLATE when it does not compile; BP_ERR_UTF8.
+ */
+int bp_chat_template_new(const char *source, size_t len, bp_chat_template **out);
+
+/**
+ * Renders the template with the variables of `context_json` (`len` bytes: a JSON object such
+ * as `{"messages": [...], "add_generation_prompt": true, "bos_token": "<s>", "tools": [...]}`;
+ * its keys keep their order) into `out` (room for `cap` bytes, not NUL-terminated).
+ * `*len_out` is the text's length; BP_ERR_BUFFER_TOO_SMALL with the length needed when `out`
+ * is NULL or too small (each call renders again). BP_ERR_TEMPLATE when the template fails or
+ * the context is not a JSON object (the message says which); BP_ERR_UTF8.
+ */
+int bp_chat_template_render(const bp_chat_template *t,
+                            const char *context_json,
+                            size_t len,
+                            char *out,
+                            size_t cap,
+                            size_t *len_out);
+
+/**
+ * Frees a chat template. NULL is a no-op.
+ */
+void bp_chat_template_free(bp_chat_template *t);
 
 /**
  * Panics inside the library, caught at the boundary: returns BP_ERR_PANIC. It exists so

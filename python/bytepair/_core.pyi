@@ -7,7 +7,7 @@ import os
 from typing import Any, Sequence, final
 
 __all__ = [
-    "BYTE_LEVEL_CHARS", "ChatJob", "IdBuffer", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
+    "BYTE_LEVEL_CHARS", "ChatJob", "ChatSpecials", "IdBuffer", "JinjaTemplate", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
     "bpe2_info", "gpt2_to_tiktoken", "known_encoding", "known_encoding_by_sha256",
     "parse_tiktoken",
 ]
@@ -186,3 +186,22 @@ def gpt2_to_tiktoken(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
 @final
 class ChatJob:
     def result(self) -> tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None]: ...
+
+@final
+class ChatSpecials:
+    """An encoding's special tokens (spelling -> id) for marking and splitting conversations."""
+    def __new__(cls, tokens: dict[str, int]) -> ChatSpecials: ...
+
+@final
+class JinjaTemplate:
+    """A Jinja chat template compiled by the Rust engine (minijinja); ChatError if invalid."""
+    def __new__(cls, source: str) -> JinjaTemplate: ...
+    @property
+    def has_generation(self) -> bool: ...
+    def render(self, context: dict[str, Any]) -> str:
+        """ChatError for raise_exception; NotImplementedError for what jinja2 must render."""
+    def parts(self, specials: ChatSpecials, special_tokens: dict[str, str], variables: dict[str, Any],
+              messages: list[Any], add_generation_prompt: bool, mask: bool, end_of_turn: list[int],
+              names: str) -> tuple[list[int | str], list[Any]]:
+        """A conversation rendered, marked and split: ``(parts, trains)``."""
+    def render_json(self, context: str) -> str: ...

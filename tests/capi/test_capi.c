@@ -8,6 +8,8 @@
  *   test_capi threads SPEC TEXT          8 threads share one handle; each encodes and decodes
  *                                        TEXT's lines and compares with the first thread's ids
  *   test_capi bench SPEC TEXT REPS       MB/s of bp_encode over TEXT, and the load time
+ *   test_capi chat TEMPLATE CONTEXT OUT  render the Jinja template file with the JSON context
+ *                                        file, sizing the buffer with a NULL call; write OUT
  *
  * SPEC is a vocabulary file or builtin:NAME. Exit 0 when every check passed.
  */
@@ -245,6 +247,25 @@ static int cmd_errors(const char *spec, const char *qtkr_path) {
     CHECK(strstr(bp_last_error_message(), "panic") != NULL, "says so");
     CHECK(bp_encode(tok, hello, strlen(hello), 0, ids, 8, &n) == BP_OK, "usable after a panic");
 
+    /* BP_ERR_TEMPLATE: a template that does not compile, one that raises, a context that is
+     * not a JSON object; BP_ERR_UTF8 for a context that is not UTF-8 */
+    bp_chat_template *ct = (bp_chat_template *)1; /* must be set to NULL on failure */
+    CHECK(bp_chat_template_new("\n{% for %}", 10, &ct) == BP_ERR_TEMPLATE && ct == NULL, "syntax error");
+    CHECK(strstr(bp_last_error_message(), "line 2") != NULL, "says the line");
+    const char *raising = "{% if messages | length > 1 %}{{ raise_exception('one message only') }}{% endif %}ok";
+    CHECK(bp_chat_template_new(raising, strlen(raising), &ct) == BP_OK && ct != NULL, "compiles");
+    const char *two_messages = "{\"messages\": [1, 2]}";
+    CHECK(bp_chat_template_render(ct, two_messages, strlen(two_messages), out, sizeof out, &n) == BP_ERR_TEMPLATE,
+          "raises");
+    CHECK(strstr(bp_last_error_message(), "one message only") != NULL, "with the template's message");
+    CHECK(bp_chat_template_render(ct, "[1]", 3, out, sizeof out, &n) == BP_ERR_TEMPLATE, "context not an object");
+    CHECK(bp_chat_template_render(ct, "{\"a\": \"\xff\"}", 10, out, sizeof out, &n) == BP_ERR_UTF8, "context not UTF-8");
+    CHECK(bp_chat_template_render(ct, "{}", 2, NULL, 0, &n) == BP_ERR_BUFFER_TOO_SMALL && n == 2, "sized");
+    CHECK(bp_chat_template_render(ct, "{}", 2, out, sizeof out, &n) == BP_OK && n == 2 && memcmp(out, "ok", 2) == 0,
+          "renders");
+    bp_chat_template_free(ct);
+    bp_chat_template_free(NULL);
+
     /* QTKR: BOS/EOS/PAD as the file records them */
     if (qt) {
         int64_t bos = bp_bos_id(qt), eos = bp_eos_id(qt);
@@ -339,12 +360,33 @@ static int cmd_bench(const char *spec, const char *text_path, int reps) {
     return 0;
 }
 
+static int cmd_chat(const char *template_path, const char *context_path, const char *out_path) {
+    size_t slen, clen, n = 0;
+    char *source = read_file(template_path, &slen);
+    char *context = read_file(context_path, &clen);
+    bp_chat_template *t = NULL;
+    if (bp_chat_template_new(source, slen, &t) != BP_OK) die("bp_chat_template_new");
+    CHECK(bp_chat_template_render(t, context, clen, NULL, 0, &n) == BP_ERR_BUFFER_TOO_SMALL || n == 0, "sizing call");
+    char *text = malloc(n + 1);
+    size_t got = 0;
+    if (bp_chat_template_render(t, context, clen, text, n, &got) != BP_OK) die("bp_chat_template_render");
+    CHECK(got == n, "the size reported is the size written");
+    FILE *f = fopen(out_path, "wb");
+    if (!f || fwrite(text, 1, got, f) != got || fclose(f) != 0) die("write OUT");
+    free(text);
+    free(context);
+    free(source);
+    bp_chat_template_free(t);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     if ((argc == 5 || argc == 6) && strcmp(argv[1], "encode") == 0)
         return cmd_encode(argv[2], argv[3], argv[4], argc == 6 ? (uint32_t)strtoul(argv[5], NULL, 0) : 0);
     if (argc == 4 && strcmp(argv[1], "errors") == 0) return cmd_errors(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "threads") == 0) return cmd_threads(argv[2], argv[3]);
     if (argc == 5 && strcmp(argv[1], "bench") == 0) return cmd_bench(argv[2], argv[3], atoi(argv[4]));
-    fprintf(stderr, "usage: test_capi encode|errors|threads|bench ...\n");
+    if (argc == 5 && strcmp(argv[1], "chat") == 0) return cmd_chat(argv[2], argv[3], argv[4]);
+    fprintf(stderr, "usage: test_capi encode|errors|threads|bench|chat ...\n");
     return 2;
 }

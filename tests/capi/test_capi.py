@@ -15,6 +15,8 @@ shared library, runs them, and checks the C path against the Python path.
 from __future__ import annotations
 
 import array
+import importlib.util
+import random
 import os
 import re
 import shutil
@@ -227,6 +229,56 @@ def test_every_error_code_is_provoked(programs, linkage, qtkr_file):
         assert re.search(rf"== {code}\b", source), f"test_capi.c never expects {code}"
     r = _run([programs[linkage]["test"], "errors", "builtin:cl100k_base", qtkr_file])
     assert "errors ok" in r.stdout
+
+
+def test_chat_templates_render_as_jinja2(programs, linkage, corpus_documents, tmp_path):
+    """bp_chat_template_render on the five published templates (and ChatML with
+    {% generation %}, which prints no markers from C) == jinja2 set up as transformers sets it
+    up, over corpus conversations with tools, the context given as JSON."""
+    import json
+
+    require(importlib.util.find_spec("jinja2") is not None, "jinja2 (the reference renderer)")
+    import jinja2
+    from bytepair.chat.jinja import _compile_jinja2, _prepare
+
+    rng = random.Random(3)
+    tool = {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city (東京)",
+                                             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+    convs = []
+    for k in range(8):
+        msgs = [{"role": "system", "content": " Be brief.\n"}] if k % 2 else []
+        for _ in range(1 + k % 3):
+            msgs += [{"role": "user", "content": rng.choice(corpus_documents)[:rng.choice([0, 50, 400])]},
+                     {"role": "assistant", "content": rng.choice(corpus_documents)[:rng.choice([1, 60, 500])]}]
+        if k % 4 == 3:
+            msgs += [{"role": "user", "content": "weather?"},
+                     {"role": "assistant", "content": "", "tool_calls": [
+                         {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Zürich", "days": 2.5}}}]},
+                     {"role": "tool", "name": "get_weather", "content": '{"temp": -3}'}]
+        convs.append(msgs)
+
+    chatml = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' }}{% if m['role'] == 'assistant' %}"
+              "{% generation %}{{ m['content'] + '<|im_end|>' }}{% endgeneration %}{% else %}"
+              "{{ m['content'] + '<|im_end|>' }}{% endif %}{{ '\\n' }}{% endfor %}")
+    sources = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "tests" / "data" / "chat_templates").glob("*.jinja"))}
+    sources["chatml-generation"] = chatml
+    for name, source in sources.items():
+        compared = 0
+        (tmp_path / "template.jinja").write_text(source, encoding="utf-8")
+        for k, msgs in enumerate(convs):
+            context = {"bos_token": "<s>", "eos_token": "</s>", "messages": _prepare(msgs),
+                       "tools": [tool] if k % 2 else None, "documents": None,
+                       "add_generation_prompt": k % 3 == 0, "date_string": "26 Jul 2024"}
+            try:
+                want = _compile_jinja2(source).render(**context).replace("\ue002", "").replace("\ue003", "")
+            except jinja2.TemplateError:  # the template raises for this conversation (tests/chat checks that)
+                continue
+            compared += 1
+            (tmp_path / "context.json").write_text(json.dumps(context, ensure_ascii=False), encoding="utf-8")
+            _run([programs[linkage]["test"], "chat", tmp_path / "template.jinja", tmp_path / "context.json",
+                  tmp_path / "out.txt"])
+            assert (tmp_path / "out.txt").read_bytes().decode("utf-8") == want, (name, msgs)
+        assert compared >= 3, name
 
 
 def test_eight_threads_share_one_handle(programs, linkage, text_files):

@@ -23,6 +23,7 @@
 pub mod load;
 pub mod stream;
 
+use bytepair_core::chat::jinja::JinjaTemplate;
 use bytepair_core::models::Sink;
 use bytepair_core::{AnyModel, EncodeOptions, Error, SpecialFilter, Tokenizer};
 use std::cell::RefCell;
@@ -54,6 +55,10 @@ pub enum bp_status {
     BP_ERR_UTF8 = -7,
     /// A bug in bytepair: a panic was caught at the boundary. The handle is still usable.
     BP_ERR_PANIC = -8,
+    /// A chat template that does not compile, or failed to render (its raise_exception, an
+    /// undefined attribute, a filter it lacks, a list or dict printed as text), or a context
+    /// that is not a JSON object; the message says which, with the template's line.
+    BP_ERR_TEMPLATE = -9,
 }
 use bp_status::*;
 
@@ -84,6 +89,12 @@ struct Inner {
 /// at once for encode, count, decode and lookups.
 pub struct bp_tokenizer {
     inner: Arc<Inner>,
+}
+
+/// A compiled Jinja chat template (bp_chat_template_new). Immutable once made: any number of
+/// threads may render with one handle at once.
+pub struct bp_chat_template {
+    inner: JinjaTemplate,
 }
 
 /// A streaming decoder over one tokenizer; used by one thread at a time. It holds its own
@@ -178,6 +189,11 @@ fn write_out<T: Copy>(data: &[T], out: *mut T, cap: usize, len_out: &mut usize, 
     // SAFETY: `out` holds `cap >= data.len()` elements (the caller's promise).
     unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), out, data.len()) };
     Ok(())
+}
+
+/// `data` as UTF-8 (`name` says which argument, for the message).
+fn utf8<'a>(data: &'a [u8], name: &str) -> Result<&'a str, Fail> {
+    std::str::from_utf8(data).map_err(|e| Fail(BP_ERR_UTF8, format!("{name} is not valid UTF-8 at byte {}", e.valid_up_to())))
 }
 
 fn new_tokenizer(loaded: load::Loaded, out: &mut *mut bp_tokenizer) {
@@ -598,6 +614,60 @@ pub extern "C" fn bp_eos_id(tok: *const bp_tokenizer) -> i64 {
 pub extern "C" fn bp_pad_id(tok: *const bp_tokenizer) -> i64 {
     id_or_minus_one(tok, |t| t.pad)
 }
+
+// ------------------------------------------------------------------ chat templates
+
+/// Compiles the Jinja chat template at `source` (`len` bytes of UTF-8, a tokenizer_config.json's
+/// `chat_template`) into `*out` (free it with bp_chat_template_free). It renders as
+/// transformers' apply_chat_template(tokenize=False) does, with minijinja in place of jinja2
+/// (docs/chat.md, "Engine"). BP_ERR_TEMPLATE when it does not compile; BP_ERR_UTF8.
+#[no_mangle]
+pub extern "C" fn bp_chat_template_new(source: *const c_char, len: usize, out: *mut *mut bp_chat_template) -> c_int {
+    guard("bp_chat_template_new", || {
+        let out = need_mut(out, "out")?;
+        *out = std::ptr::null_mut();
+        let source = utf8(bytes(source.cast::<u8>(), len, "source")?, "source")?;
+        let inner = JinjaTemplate::plain(source).map_err(|e| Fail(BP_ERR_TEMPLATE, e.to_string()))?;
+        *out = Box::into_raw(Box::new(bp_chat_template { inner }));
+        Ok(())
+    })
+}
+
+/// Renders the template with the variables of `context_json` (`len` bytes: a JSON object such
+/// as `{"messages": [...], "add_generation_prompt": true, "bos_token": "<s>", "tools": [...]}`;
+/// its keys keep their order) into `out` (room for `cap` bytes, not NUL-terminated).
+/// `*len_out` is the text's length; BP_ERR_BUFFER_TOO_SMALL with the length needed when `out`
+/// is NULL or too small (each call renders again). BP_ERR_TEMPLATE when the template fails or
+/// the context is not a JSON object (the message says which); BP_ERR_UTF8.
+#[no_mangle]
+pub extern "C" fn bp_chat_template_render(
+    t: *const bp_chat_template,
+    context_json: *const c_char,
+    len: usize,
+    out: *mut c_char,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
+    guard("bp_chat_template_render", || {
+        let t = need(t, "t")?;
+        let len_out = need_mut(len_out, "len_out")?;
+        *len_out = 0;
+        let context = utf8(bytes(context_json.cast::<u8>(), len, "context_json")?, "context_json")?;
+        let text = t.inner.render_json(context).map_err(|e| Fail(BP_ERR_TEMPLATE, e.to_string()))?;
+        write_out(text.as_bytes(), out.cast::<u8>(), cap, len_out, "bytes")
+    })
+}
+
+/// Frees a chat template. NULL is a no-op.
+#[no_mangle]
+pub extern "C" fn bp_chat_template_free(t: *mut bp_chat_template) {
+    if !t.is_null() {
+        // SAFETY: a non-NULL template came from Box::into_raw in bp_chat_template_new and is
+        // freed once.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(t) })));
+    }
+}
+
 
 /// Panics inside the library, caught at the boundary: returns BP_ERR_PANIC. It exists so
 /// that a caller's tests (and ours) can check the panic path; it has no other use.

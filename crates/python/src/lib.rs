@@ -6,6 +6,7 @@ mod chat;
 mod errors;
 mod formats;
 mod ids;
+mod jinja;
 mod policy;
 mod text;
 mod threads;
@@ -46,6 +47,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::Tokenizer>()?;
     m.add_class::<ids::IdBuffer>()?;
     m.add_class::<chat::ChatJob>()?;
+    m.add_class::<jinja::JinjaTemplate>()?;
+    m.add_class::<jinja::ChatSpecials>()?;
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(known_encoding, m)?)?;

@@ -2,14 +2,17 @@
 rendered as transformers' ``apply_chat_template(..., tokenize=True)`` renders it, but with masks
 for every template and without letting message text inject special tokens.
 
-Rendering: jinja2's ``ImmutableSandboxedEnvironment`` (the engine and sandbox transformers
-uses, so templates behave identically: ``trim_blocks``, ``lstrip_blocks``, the ``loopcontrols``
-extension, and transformers' globals ``raise_exception``, ``strftime_now``, a restricted
-``dict`` and ``namespace``, its ``tojson`` filter, the ``{% generation %}`` tag), with the
-variables transformers passes: ``messages``, ``tools``, ``documents``,
-``add_generation_prompt``, the tokenizer's ``bos_token``/``eos_token``/... and any extra
-keyword. Messages are prepared as transformers prepares them (keys whose value is ``None``
-dropped; ``reasoning_content``/``thinking`` filled from each other and ``reasoning``).
+Rendering: the Rust core's minijinja environment (``crates/core/src/chat/jinja.rs``), set up
+as transformers sets up jinja2 (``trim_blocks``, ``lstrip_blocks``, ``break``/``continue``,
+the globals ``raise_exception``, ``strftime_now`` and ``namespace``, its ``tojson`` filter, the
+``{% generation %}`` tag), with the variables transformers passes: ``messages``, ``tools``,
+``documents``, ``add_generation_prompt``, the tokenizer's ``bos_token``/``eos_token``/... and
+any extra keyword. Messages are prepared as transformers prepares them (keys whose value is
+``None`` dropped; ``reasoning_content``/``thinking`` filled from each other and ``reasoning``).
+A render the Rust engine cannot write exactly as jinja2 would (a template printing a list or
+dict, whose Python ``repr`` jinja2 writes; a value that is not a plain dict/list/tuple/str/
+int/float/bool/None) is rendered with jinja2's ``ImmutableSandboxedEnvironment`` instead,
+set up the same way (docs/chat.md, "Engine").
 
 Tokenizing: the rendered string is split at special tokens and each text between two of them
 is encoded as one piece (what a ``tokenizers`` tokenizer does with its added tokens). Before
@@ -39,6 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from bytepair import _core
 from bytepair.chat._render import encode_parts
 from bytepair.errors import ChatError
 
@@ -70,8 +74,15 @@ class ChatTemplate:
             raise ChatError(f"unknown special token names {', '.join(sorted(unknown))}; known: {', '.join(_TOKEN_KEYS)}")
         self.source = source
         self.special_tokens_map = {k: v for k, v in special_tokens.items() if v is not None}
-        self.has_generation = re.search(r"\{%-?\s*generation\s*-?%\}", source) is not None
-        self._template = _compile(source)
+        try:
+            self._engine: Any = _core.JinjaTemplate(source)
+            self.has_generation = self._engine.has_generation
+        except ChatError as e:
+            # minijinja's parser refuses it: jinja2 decides (it raises its own ChatError if it
+            # refuses too, and minijinja's when it is not installed) and renders every call.
+            _compile(source, str(e))
+            self._engine = None
+            self.has_generation = re.search(r"\{%[-+]?\s*generation\s*[-+]?%\}", source) is not None
 
     def __reduce__(self):
         # The compiled template cannot be pickled; a worker process compiles the source again.
@@ -99,13 +110,25 @@ class ChatTemplate:
         return self._render(_prepare(messages), add_generation_prompt, tools, documents, kwargs)
 
     def _render(self, messages, add_generation_prompt, tools, documents, kwargs) -> str:
-        import jinja2
-
         # kwargs after the special tokens: a caller's bos_token=... wins, as in transformers.
         context = {**self.special_tokens_map, **kwargs}
+        _check_keywords(kwargs)
+        context.update(messages=messages, tools=tools, documents=documents,
+                       add_generation_prompt=add_generation_prompt)
+        if self._engine is None:
+            return self._render_jinja2("minijinja cannot parse it", context)
         try:
-            return self._template.render(messages=messages, tools=tools, documents=documents,
-                                         add_generation_prompt=add_generation_prompt, **context)
+            return self._engine.render(context)
+        except NotImplementedError as e:
+            # Exactly what jinja2 would write, never a guess: this call renders with jinja2.
+            return self._render_jinja2(str(e), context)
+
+    def _render_jinja2(self, why: str, context: dict) -> str:
+        template = _compile(self.source, why)
+        import jinja2
+
+        try:
+            return template.render(**context)
         except jinja2.TemplateError as e:
             raise ChatError(f"the chat template failed: {type(e).__name__}: {e}") from None
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as e:
@@ -126,14 +149,50 @@ class ChatTemplate:
               **kwargs: Any) -> tuple[list, list]:
         """The rendered conversation as ``(parts, trains)`` for :func:`encode_parts` (what
         ``render_many`` encodes many of in one call)."""
+        messages = _prepare(messages)
+        _check_keywords(kwargs)
         specials = _specials(encoding)
-        # The caller's strings only (bos_token & co. are the template's own), marked once: the
-        # renders below (one per assistant message without {% generation %})
-        # share the marked inputs.
-        messages = specials.mark(_prepare(messages))
+        if mask and not self.has_generation:
+            eot_ids, eot_names = self._end_of_turn_ids(encoding, specials)
+        else:
+            eot_ids, eot_names = [], ""
+        if self._engine is None:
+            return self._parts_jinja2("minijinja cannot parse it", encoding, specials, messages, add_generation_prompt,
+                                      mask, tools, documents, kwargs)
+        try:
+            # The core marks the caller's strings (messages, tools, documents, extra keywords;
+            # bos_token & co. are the template's own), renders, and splits (chat/frame.rs).
+            return self._engine.parts(specials.core, self.special_tokens_map,
+                                      {**kwargs, "tools": tools, "documents": documents}, messages,
+                                      add_generation_prompt, mask, eot_ids, eot_names)
+        except NotImplementedError as e:
+            return self._parts_jinja2(str(e), encoding, specials, messages, add_generation_prompt, mask,
+                                      tools, documents, kwargs)
+
+    def _end_of_turn_ids(self, encoding, specials):
+        """``end_of_turn``'s ids and their names for an error message, once per encoding."""
+        key = (self.source, self.special_tokens_map.get("eos_token"))
+        found = specials.end_of_turn.get(key)
+        if found is None:
+            eot = self.end_of_turn(encoding)
+            found = specials.end_of_turn[key] = ([encoding._special_tokens[t] for t in eot],
+                                                 ", ".join(sorted(eot)) or "none known")
+        return found
+
+    def _parts_jinja2(self, why, encoding, specials, messages, add_generation_prompt, mask, tools, documents, kwargs):
+        """``parts`` for a conversation the core hands back (``why``): rendered with jinja2,
+        marked and split here, as the core does it (crates/core/src/chat/frame.rs)."""
+        # Marked once: the renders below (one per assistant message without
+        # {% generation %}) share the marked inputs.
+        messages = specials.mark(messages)
         tools, documents = specials.mark(tools), specials.mark(documents)
         kwargs = {k: specials.mark(v) for k, v in kwargs.items()}
-        render = lambda msgs, gen: self._render(msgs, gen, tools, documents, kwargs)  # noqa: E731
+
+        def render(msgs, gen):
+            context = {**self.special_tokens_map, **kwargs, "messages": msgs, "tools": tools,
+                       "documents": documents, "add_generation_prompt": gen}
+            return self._render_jinja2(why, context)
+
         text = render(messages, add_generation_prompt)
         pieces, spans, clean = specials.split(text)
         if not mask:
@@ -168,6 +227,12 @@ class ChatTemplate:
                                 "after this assistant message; add {% generation %} markers")
             spans.append((start, end))
         return spans
+
+
+def _check_keywords(kwargs):
+    clash = [k for k in ("messages", "tools", "documents", "add_generation_prompt") if k in kwargs]
+    if clash:
+        raise ChatError(f"the chat template failed: TypeError: {clash[0]} given twice (as a keyword)")
 
 
 def _rebuild(source, special_tokens_map):
@@ -219,7 +284,9 @@ class _Specials:
     """The encoding's special tokens: marking them in the caller's strings, and splitting a
     rendered string at the unmarked ones."""
 
-    def __init__(self, tokens):
+    def __init__(self, tokens: dict):
+        self.core = _core.ChatSpecials(tokens)
+        self.end_of_turn: dict = {}  # ChatTemplate._end_of_turn_ids's cache
         alternation = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)) or "(?!)"
         self._in_text = re.compile(f"{alternation}|[{_PRIVATE}]")
         self._markers = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|[{_PRIVATE}]")
@@ -306,7 +373,7 @@ def _merge(spans):
 def _specials(encoding) -> _Specials:
     cache = encoding.__dict__.setdefault("_chat_specials", {})
     if "v" not in cache:
-        cache["v"] = _Specials(encoding.special_tokens_set)
+        cache["v"] = _Specials(encoding._special_tokens)
     return cache["v"]
 
 
@@ -318,11 +385,18 @@ def _prepare(messages: Any) -> list[dict]:
         raise ChatError("the conversation has no messages")
     out = []
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            raise ChatError(f"message {i}: expected a dict, got {type(message).__name__}")
-        message = {k: v for k, v in message.items() if v is not None}
-        reasoning = next((message[k] for k in ("reasoning_content", "thinking", "reasoning") if k in message), None)
-        if reasoning is not None:
+        # A plain dict that needs nothing (most) is passed as it is: nothing that renders it
+        # writes to it, and copying every message was a tenth of a conversation's cost.
+        if type(message) is not dict:
+            if not isinstance(message, Mapping):
+                raise ChatError(f"message {i}: expected a dict, got {type(message).__name__}")
+            message = dict(message)
+        for v in message.values():  # a plain loop: any() over a generator cost twice as much
+            if v is None:
+                message = {k: v for k, v in message.items() if v is not None}
+                break
+        if "reasoning_content" in message or "thinking" in message or "reasoning" in message:
+            reasoning = next(message[k] for k in ("reasoning_content", "thinking", "reasoning") if k in message)
             message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
         out.append(message)
     return out
@@ -331,12 +405,22 @@ def _prepare(messages: Any) -> list[dict]:
 # the environment -------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=64)
-def _compile(source: str):
+def _compile(source: str, why: str):
+    """The jinja2 template of ``source``, for what the Rust engine hands back (``why``): a
+    render it does not write as jinja2 would, or a failure (jinja2, the reference, may render
+    what minijinja refuses, and otherwise words the error as transformers' users see it)."""
     try:
         import jinja2  # noqa: F401
     except ImportError:
-        raise ChatError("Jinja chat templates need jinja2 (pip install 'bytepair[chat]')") from None
+        if why.startswith("the chat template "):  # minijinja's own error, as good as it gets
+            raise ChatError(why) from None
+        raise ChatError(f"this render needs jinja2 ({why}: only jinja2 writes it as transformers does); "
+                        "pip install 'bytepair[chat]'") from None
+    return _compile_jinja2(source)
+
+
+@lru_cache(maxsize=64)
+def _compile_jinja2(source: str):
     import jinja2
     from jinja2.ext import Extension
     from jinja2.sandbox import ImmutableSandboxedEnvironment

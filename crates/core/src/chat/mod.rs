@@ -20,6 +20,9 @@
 
 use crate::{AnyModel, Error, Tokenizer};
 
+pub mod frame;
+pub mod jinja;
+
 /// Which characters of a text segment are trained.
 #[derive(Clone, Copy, Debug)]
 pub enum Train<'a> {

@@ -1,0 +1,202 @@
+//! `JinjaTemplate`: a compiled Jinja chat template (bytepair_core::chat::jinja), rendered
+//! with a context of Python values.
+//!
+//! The context is converted value by value (dict, list, tuple, str, int, float, bool, None:
+//! what `bytepair.chat.jinja` hands over after preparing and marking the messages) into
+//! minijinja values; rendering runs with the GIL released. A value this engine would not treat
+//! as jinja2 treats the Python object (another type, which jinja2 would see with its attributes
+//! and `str()`; a `str` with lone surrogates; an int beyond 128 bits) and a template that needs
+//! what the engine does not reproduce (printing a list or dict) raise `NotImplementedError`,
+//! on which the Python layer renders that call with jinja2.
+//!
+//! Measured against the other route (`json.dumps` in Python, `serde_json` into minijinja values
+//! here), converting directly was faster and keeps what JSON loses (tuples vs lists are the
+//! same to a template, but non-str keys, NaN and big ints are not).
+
+use bytepair_core::chat::frame::{Part, Specials, TextTrain};
+use bytepair_core::chat::jinja::{dict_value, list_value, Conversation, JinjaTemplate as Core, Mask, RenderError, TemplateError, Value};
+use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+pyo3::import_exception!(bytepair.errors, ChatError);
+
+/// How deep a context value may nest (deeper: jinja2 renders it).
+const MAX_DEPTH: usize = 200;
+
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct JinjaTemplate {
+    inner: Core,
+}
+
+/// `raise_exception`'s message and syntax errors are ChatErrors; any other failure is handed
+/// back (NotImplementedError) for jinja2 to render: minijinja lacks some of jinja2's filters,
+/// tests and Python methods, and where jinja2 fails too its error is the one transformers'
+/// users know.
+fn to_py(e: TemplateError) -> PyErr {
+    match e {
+        TemplateError::Unsupported(what) => PyNotImplementedError::new_err(what),
+        TemplateError::Syntax { .. } => ChatError::new_err(format!("the chat template is {e}")),
+        TemplateError::Raised(_) | TemplateError::Context(_) => ChatError::new_err(format!("the chat template failed: {e}")),
+        TemplateError::Render { .. } => PyNotImplementedError::new_err(format!("the chat template failed: {e}")),
+    }
+}
+
+/// An encoding's special tokens for marking and splitting rendered conversations
+/// (bytepair_core::chat::frame), built once per encoding.
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct ChatSpecials {
+    inner: Specials,
+}
+
+#[pymethods]
+impl ChatSpecials {
+    #[new]
+    fn new(tokens: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let mut pairs = Vec::with_capacity(tokens.len());
+        for (k, v) in tokens.iter() {
+            pairs.push((k.extract::<String>()?, v.extract::<u32>()?));
+        }
+        Ok(ChatSpecials { inner: Specials::new(pairs).map_err(PyValueError::new_err)? })
+    }
+}
+
+#[pymethods]
+impl JinjaTemplate {
+    #[new]
+    fn new(py: Python<'_>, source: &str) -> PyResult<Self> {
+        let inner = py.allow_threads(|| Core::new(source)).map_err(to_py)?;
+        Ok(JinjaTemplate { inner })
+    }
+
+    /// Whether the source has `{% generation %}` blocks.
+    #[getter]
+    fn has_generation(&self) -> bool {
+        self.inner.has_generation()
+    }
+
+    /// The rendered string; `context` maps variable names to values.
+    fn render(&self, py: Python<'_>, context: &Bound<'_, PyDict>) -> PyResult<String> {
+        let context = to_value(context.as_any(), 0, None)?;
+        py.allow_threads(|| self.inner.render(context)).map_err(to_py)
+    }
+
+    /// A conversation rendered and split into `(parts, trains)` (as `bytepair.chat.jinja`'s
+    /// Python path gives them): `special_tokens` are the template's own (not marked);
+    /// `variables` (tools, documents, extra keywords) and `messages` are the caller's, their
+    /// strings marked here. With `mask`, `end_of_turn` are the ids that end an assistant turn
+    /// and `names` their spellings (for the error message).
+    #[allow(clippy::too_many_arguments)]
+    fn parts<'py>(
+        &self,
+        py: Python<'py>,
+        specials: &ChatSpecials,
+        special_tokens: &Bound<'py, PyDict>,
+        variables: &Bound<'py, PyDict>,
+        messages: &Bound<'py, PyList>,
+        add_generation_prompt: bool,
+        mask: bool,
+        end_of_turn: Vec<u32>,
+        names: &str,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let marker = Some(&specials.inner);
+        let mut conversation = Conversation::default();
+        for (k, v) in special_tokens.iter() {
+            conversation.variables.push((to_value(&k, 0, None)?, to_value(&v, 0, None)?));
+        }
+        for (k, v) in variables.iter() {
+            conversation.variables.push((to_value(&k, 0, None)?, to_value(&v, 0, marker)?));
+        }
+        for m in messages.iter() {
+            conversation.messages.push(to_value(&m, 0, marker)?);
+        }
+        let mask = if mask { Mask::Yes { end_of_turn: &end_of_turn, names } } else { Mask::No };
+        let parts = py
+            .allow_threads(|| self.inner.render_parts(&specials.inner, &conversation, add_generation_prompt, mask))
+            .map_err(|e| match e {
+                RenderError::Template(e) => to_py(e),
+                RenderError::Frame(e) => ChatError::new_err(e.to_string()),
+            })?;
+        let out_parts = PyList::empty(py);
+        let out_trains = PyList::empty(py);
+        for part in parts {
+            match part {
+                Part::Token { id, train } => {
+                    out_parts.append(id)?;
+                    out_trains.append(train as u8)?;
+                }
+                Part::Text { text, train } => {
+                    out_parts.append(text)?;
+                    match train {
+                        TextTrain::No => out_trains.append(0)?,
+                        TextTrain::All => out_trains.append(1)?,
+                        TextTrain::Spans(spans) => out_trains.append(spans)?,
+                    }
+                }
+            }
+        }
+        Ok((out_parts, out_trains))
+    }
+
+    /// The rendered string, the context given as a JSON object.
+    fn render_json(&self, py: Python<'_>, context: &str) -> PyResult<String> {
+        py.allow_threads(|| self.inner.render_json(context)).map_err(to_py)
+    }
+}
+
+fn unsupported(what: String) -> PyErr {
+    PyNotImplementedError::new_err(what)
+}
+
+/// `obj` as a minijinja value; with `mark`, its strings (not dict keys) marked.
+fn to_value(obj: &Bound<'_, PyAny>, depth: usize, mark: Option<&Specials>) -> PyResult<Value> {
+    if depth > MAX_DEPTH {
+        return Err(unsupported(format!("a value nested more than {MAX_DEPTH} deep")));
+    }
+    // Exact types only: a subclass (an str enum, an OrderedDict, ...) may print or behave
+    // differently in jinja2, which sees the Python object.
+    if let Ok(s) = obj.downcast_exact::<PyString>() {
+        return match s.to_str() {
+            Ok(s) => Ok(match mark {
+                Some(m) => Value::from(m.mark(s).as_ref()),
+                None => Value::from(s),
+            }),
+            Err(_) => Err(unsupported("a string with lone surrogates".into())),
+        };
+    }
+    if let Ok(d) = obj.downcast_exact::<PyDict>() {
+        let mut pairs = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            pairs.push((to_value(&k, depth + 1, None)?, to_value(&v, depth + 1, mark)?));
+        }
+        return Ok(dict_value(pairs));
+    }
+    if let Ok(l) = obj.downcast_exact::<PyList>() {
+        let items = l.iter().map(|v| to_value(&v, depth + 1, mark)).collect::<PyResult<Vec<_>>>()?;
+        return Ok(list_value(items));
+    }
+    if obj.is_none() {
+        return Ok(Value::from(()));
+    }
+    if let Ok(b) = obj.downcast_exact::<PyBool>() {
+        return Ok(Value::from(b.is_true()));
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        return match obj.extract::<i128>() {
+            Ok(i) => Ok(Value::from(i)),
+            Err(_) => Err(unsupported("an int beyond 128 bits".into())),
+        };
+    }
+    if let Ok(f) = obj.downcast_exact::<PyFloat>() {
+        return Ok(Value::from(f.value()));
+    }
+    if let Ok(t) = obj.downcast_exact::<PyTuple>() {
+        let items = t.iter().map(|v| to_value(&v, depth + 1, mark)).collect::<PyResult<Vec<_>>>()?;
+        return Ok(list_value(items));
+    }
+    let name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
+    Err(unsupported(format!("a value of type {name}")))
+}
