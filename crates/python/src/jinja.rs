@@ -191,7 +191,14 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize, mark: Option<&Specials>) -> Py
         };
     }
     if let Ok(f) = obj.downcast_exact::<PyFloat>() {
-        return Ok(Value::from(f.value()));
+        // Python writes a float outside [1e-4, 1e16) in exponent form (`1e-05`) and minijinja
+        // positionally (`0.00001`) when `~`, `join` or `format` turn it into text; NaN and the
+        // infinities are spelled differently too. Such a value renders with jinja2.
+        let x = f.value();
+        if !x.is_finite() || (x != 0.0 && !(1e-4..1e16).contains(&x.abs())) {
+            return Err(unsupported(format!("the float {x:e}, which Python writes in exponent form")));
+        }
+        return Ok(Value::from(x));
     }
     if let Ok(t) = obj.downcast_exact::<PyTuple>() {
         let items = t.iter().map(|v| to_value(&v, depth + 1, mark)).collect::<PyResult<Vec<_>>>()?;
