@@ -381,6 +381,21 @@ mod tests {
 
     use crate::test_data::Rng;
 
+    /// `s` merges as the definition says (`merge_reference`), through the engine's entry for
+    /// any piece and, when `s` is no token, through its entry for misses. `tokens` names the
+    /// table in a failure.
+    fn merges_as_defined(v: &Vocab, s: &[u8], tokens: &impl std::fmt::Debug) {
+        let want = merge_reference(v, s);
+        let mut got = Vec::new();
+        merge_piece(v, s, &mut got);
+        assert_eq!(got, want, "{tokens:?} {s:?}");
+        if v.rank(s).is_none() {
+            let mut miss = Vec::new();
+            merge_miss(v, s, &mut miss);
+            assert_eq!(miss, want, "miss: {tokens:?} {s:?}");
+        }
+    }
+
     /// Random tables over a few two- and three-byte characters (and ASCII), whose tokens are
     /// whole characters, runs of them, and byte strings that cut characters anywhere (a lone
     /// lead byte after a character, a character's tail before the next one's head), at random
@@ -442,15 +457,7 @@ mod tests {
                     s.remove(0);
                 }
                 sealed_seen += (0..s.len()).filter(|&i| table.sealed_at(&s, i).is_some()).count();
-                let want = merge_reference(&v, &s);
-                let mut got = Vec::new();
-                merge_piece(&v, &s, &mut got);
-                assert_eq!(got, want, "{tokens:?} {s:?}");
-                if v.rank(&s).is_none() {
-                    let mut miss = Vec::new();
-                    merge_miss(&v, &s, &mut miss);
-                    assert_eq!(miss, want, "miss: {tokens:?} {s:?}");
-                }
+                merges_as_defined(&v, &s, &tokens);
             }
         }
         assert!(sealed_seen > 1000, "the tables seal characters: {sealed_seen}");
@@ -530,15 +537,7 @@ mod tests {
                 if rng.below(5) == 0 {
                     s.remove(0);
                 }
-                let want = merge_reference(&v, &s);
-                let mut got = Vec::new();
-                merge_piece(&v, &s, &mut got);
-                assert_eq!(got, want, "{tokens:?} {s:?}");
-                if v.rank(&s).is_none() {
-                    let mut miss = Vec::new();
-                    merge_miss(&v, &s, &mut miss);
-                    assert_eq!(miss, want, "miss: {tokens:?} {s:?}");
-                }
+                merges_as_defined(&v, &s, &tokens);
             }
         }
         assert!(pairs_hit > 1000, "the tables have pairs: {pairs_hit}");
