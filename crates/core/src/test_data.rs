@@ -5,6 +5,16 @@
 
 use std::path::PathBuf;
 
+use crate::vocab::Vocab;
+
+/// A vocabulary of every byte (ranks 0-255), then `tokens` in rank order: the toy and random
+/// tables of the merge tests.
+pub fn byte_vocab<T: AsRef<[u8]>>(tokens: &[T]) -> Vocab {
+    let bytes: Vec<[u8; 1]> = (0..=255u8).map(|b| [b]).collect();
+    let all = bytes.iter().map(|b| b.as_slice()).chain(tokens.iter().map(|t| t.as_ref()));
+    Vocab::new(all.enumerate().map(|(i, t)| (t, i as u32)), []).unwrap()
+}
+
 /// `$var/file` when `var` is set and the file is there. Otherwise `None` after a note, or a
 /// panic in CI.
 pub fn require(var: &str, file: &str) -> Option<PathBuf> {

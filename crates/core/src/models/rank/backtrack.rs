@@ -953,9 +953,7 @@ mod tests {
 
     /// All bytes, then the given tokens in rank order.
     fn vocab(tokens: &[Vec<u8>]) -> Vocab {
-        let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        toks.extend(tokens.iter().cloned());
-        Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap()
+        crate::test_data::byte_vocab(tokens)
     }
 
     use crate::test_data::Rng;

@@ -443,9 +443,7 @@ mod tests {
                 // A merge order of sorts.
                 tokens.sort_by_key(|t| t.len());
             }
-            let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-            toks.extend(tokens.iter().cloned());
-            let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+            let v = crate::test_data::byte_vocab(&tokens);
             let table = v.chars(1).unwrap();
             for _ in 0..30 {
                 let n = [5, 9, 16, 17, 40, 128, 129, 200, 255][rng.below(9)];
@@ -505,13 +503,11 @@ mod tests {
             if round % 3 == 0 {
                 tokens.sort_by_key(|t| t.len());
             }
-            let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-            toks.extend(tokens.iter().cloned());
-            let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+            let v = crate::test_data::byte_vocab(&tokens);
             let table = v.chars(1).unwrap();
             let pairs = table.pairs(&v).unwrap();
             // Every pair of tokens of whole three-byte characters, against the vocabulary.
-            let w3: Vec<&Vec<u8>> = toks.iter().filter(|t| whole3(t)).collect();
+            let w3: Vec<&Vec<u8>> = tokens.iter().filter(|t| whole3(t)).collect();
             for a in &w3 {
                 for b in &w3 {
                     let want = v.rank(&[a.as_slice(), b.as_slice()].concat()).unwrap_or(u32::MAX);

@@ -611,9 +611,7 @@ mod tests {
 
     /// A toy vocabulary: all bytes, then the given merges in rank order.
     fn vocab(merges: &[&str]) -> Vocab {
-        let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        toks.extend(merges.iter().map(|m| m.as_bytes().to_vec()));
-        Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap()
+        crate::test_data::byte_vocab(merges)
     }
 
     /// Every engine on `piece`: `encode_piece`, the scan, the bucket engine, and (for a piece
@@ -813,9 +811,7 @@ mod tests {
                 // A merge order of sorts: shorter tokens first.
                 merges.sort_by_key(|t| t.len());
             }
-            let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-            toks.extend(merges.iter().cloned());
-            let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+            let v = crate::test_data::byte_vocab(&merges);
             for _ in 0..12 {
                 let len = 17 + rnd(112) as usize;
                 let s: Vec<u8> = match rnd(3) {
