@@ -119,6 +119,18 @@ def test_flat_batch_layout(enc, threads):
     assert split(ids, offsets) == enc.encode_ordinary_batch(BATCH * 20)
 
 
+def test_flat_batch_is_an_arrow_large_list_as_it_is(enc):
+    """What the docstring promises: ``LargeListArray.from_arrays(offsets, ids)`` takes the
+    output without a copy of the ids and gives the batch back, text by text."""
+    import pyarrow as pa
+
+    ids, offsets = enc.encode_ordinary_batch_to_numpy(BATCH * 20, num_threads=2)
+    array = pa.LargeListArray.from_arrays(offsets, ids)
+    assert array.type == pa.large_list(pa.uint32())
+    assert array.to_pylist() == enc.encode_ordinary_batch(BATCH * 20)
+    assert array.values.buffers()[1].address == ids.ctypes.data  # the ids' own memory
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_empty_batch_and_empty_texts(enc, threads):
     for call in (enc.encode_ordinary_batch_to_numpy, enc.encode_batch_to_numpy):

@@ -138,12 +138,42 @@ def test_chat_drops_long_writes_files_and_runs_on_workers(run, tmp_path):
     assert [tuple(json.loads(line).values()) for line in out.read_text().splitlines()] == want
     result = run("chat", "-e", "o200k_harmony", "--max-tokens", "30", "-o", str(tmp_path / "out.npz"),
                  str(tmp_path / "in.jsonl"))
-    arrays = np.load(tmp_path / "out.npz")
     truncated = render_many(enc, convs, max_tokens=30, num_workers=1)
-    assert arrays["offsets"].tolist()[-1] == sum(len(ids) for ids, _ in truncated)
-    k = 5
-    start, end = arrays["offsets"][k], arrays["offsets"][k + 1]
-    assert (arrays["ids"][start:end].tolist(), arrays["mask"][start:end].tolist()) == truncated[k]
+    with np.load(tmp_path / "out.npz") as arrays:
+        assert arrays["offsets"].tolist()[-1] == sum(len(ids) for ids, _ in truncated)
+        k = 5
+        start, end = arrays["offsets"][k], arrays["offsets"][k + 1]
+        assert (arrays["ids"][start:end].tolist(), arrays["mask"][start:end].tolist()) == truncated[k]
+
+
+def test_chat_writes_arrow_and_npz_alike(run, tmp_path):
+    """The .arrow file (Arrow IPC, large lists) holds what the .jsonl does, conversation by
+    conversation, and the .npz the same flat arrays; an empty result writes empty files."""
+    import numpy as np
+    import pyarrow as pa
+
+    from bytepair.chat import render_many
+
+    enc = bytepair.get_encoding("o200k_harmony")
+    convs = [[{"role": "user", "content": "wörd " * (i % 7)},
+              {"role": "assistant", "channel": "final", "content": "ok " * (i % 3)}] for i in range(40)]
+    (tmp_path / "in.jsonl").write_text(_lines(convs))
+    want = [list(pair) for pair in render_many(enc, convs, num_workers=1)]
+    assert run("chat", "-e", "o200k_harmony", "-o", str(tmp_path / "out.arrow"), str(tmp_path / "in.jsonl")).exit_code == 0
+    assert run("chat", "-e", "o200k_harmony", "-o", str(tmp_path / "out.npz"), str(tmp_path / "in.jsonl")).exit_code == 0
+    with pa.ipc.open_file(tmp_path / "out.arrow") as reader:
+        table = reader.read_all()
+    assert table.schema == pa.schema({"ids": pa.large_list(pa.uint32()), "mask": pa.large_list(pa.uint8())})
+    assert [[row["ids"], row["mask"]] for row in table.to_pylist()] == want
+    with np.load(tmp_path / "out.npz") as arrays:
+        assert arrays["offsets"].tolist() == table.column("ids").combine_chunks().offsets.to_pylist()
+        assert arrays["ids"].tolist() == [i for ids, _ in want for i in ids]
+
+    result = run("chat", "-e", "o200k_harmony", "--max-tokens", "0", "--drop-long",
+                 "-o", str(tmp_path / "none.arrow"), str(tmp_path / "in.jsonl"))
+    assert result.exit_code == 0, result.output
+    with pa.ipc.open_file(tmp_path / "none.arrow") as reader:
+        assert reader.read_all().num_rows == 0
 
 
 @pytest.mark.parametrize("args, message", [

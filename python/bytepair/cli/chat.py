@@ -147,6 +147,25 @@ def _config_has_template(folder: str) -> bool:
         return False
 
 
+def _flat(results):
+    """``(ids uint32, mask uint8, offsets int64)``: every conversation's ids and mask end to end,
+    conversation k at ``offsets[k]:offsets[k + 1]`` (the .npz arrays, and Arrow's large-list
+    layout)."""
+    from itertools import chain
+
+    import numpy as np
+
+    lengths = [len(ids) for ids, _ in results]
+    total = sum(lengths)
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(np.array(lengths, np.int64), out=offsets[1:])
+    # chain.from_iterable walks the lists in C: a generator over every id took longer than
+    # rendering the conversations.
+    return (np.fromiter(chain.from_iterable(ids for ids, _ in results), np.uint32, count=total),
+            np.fromiter(chain.from_iterable(mask for _, mask in results), np.uint8, count=total),
+            offsets)
+
+
 def _write(path: str, results) -> None:
     from bytepair.atomic import write_atomic
 
@@ -154,26 +173,23 @@ def _write(path: str, results) -> None:
         data = "".join(json.dumps({"ids": ids, "mask": mask}) + "\n" for ids, mask in results).encode()
     elif path.endswith(".npz"):
         import io
-        from itertools import chain
 
         import numpy as np
 
-        lengths = [len(ids) for ids, _ in results]
-        total = sum(lengths)
+        ids, mask, offsets = _flat(results)
         buf = io.BytesIO()
-        # chain.from_iterable walks the lists in C: a generator over every id took longer than
-        # rendering the conversations.
-        np.savez(buf, ids=np.fromiter(chain.from_iterable(ids for ids, _ in results), np.uint32, count=total),
-                 mask=np.fromiter(chain.from_iterable(mask for _, mask in results), np.uint8, count=total),
-                 offsets=np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64))
+        np.savez(buf, ids=ids, mask=mask, offsets=offsets)
         data = buf.getvalue()
     elif path.endswith(".arrow"):
         try:
             import pyarrow as pa
         except ImportError:
             raise click.ClickException("writing .arrow needs pyarrow (pip install pyarrow)") from None
-        table = pa.table({"ids": pa.array([ids for ids, _ in results], pa.list_(pa.uint32())),
-                          "mask": pa.array([mask for _, mask in results], pa.list_(pa.uint8()))})
+        ids, mask, offsets = _flat(results)
+        # The flat arrays are Arrow's large-list layout as they are (int64 offsets): no list of
+        # Python lists is walked a second time.
+        table = pa.table({"ids": pa.LargeListArray.from_arrays(offsets, ids),
+                          "mask": pa.LargeListArray.from_arrays(offsets, mask)})
         sink = pa.BufferOutputStream()
         with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
