@@ -49,6 +49,29 @@ def main() -> None:
         write("capi", f"text{i}", bytes([0x11 * (i + 1) & 0xF7 | 1]) + b + b"\xff" + bytes(range(0, 64, 3)))
     write("capi", "load_bpe2", b"\x00" + g("tiny.bpe2"))
     write("capi", "load_sp", b"\x00" + g("tiny_sp.model"))
+    # chat_template: each real template (modes 1-5) with messages made from the texts (a role
+    # byte, then the content; 0xFE between messages), with and without the generation prompt
+    # and tools; a JSON context as given (bit 0x40); and template sources of our own (mode 0).
+    convo = b"\xfe".join(bytes([role]) + t.encode() for role, t in zip([0, 1, 2, 1, 2, 3, 1, 2, 4], TEXTS))
+    # Mistral's and Gemma's templates raise on a system message or roles out of turn: a strict
+    # user/assistant alternation reaches their rendering too.
+    turns = b"\xfe".join(bytes([1 + i % 2]) + t.encode() for i, t in enumerate(TEXTS[:6]))
+    for k in range(1, 6):
+        write("chat_template", f"template{k}", bytes([k]) + convo)
+        write("chat_template", f"template{k}_turns", bytes([k]) + turns)
+        write("chat_template", f"template{k}_prompt_tools", bytes([k | 0x30]) + convo[:200])
+        write("chat_template", f"template{k}_json", bytes([k | 0x40]) + b'{"messages": [{"role": "user", "content": '
+              b'"hi"}, {"role": "assistant", "content": "yo", "tool_calls": [{"function": {"name": "f", '
+              b'"arguments": {"x": 1}}}]}], "add_generation_prompt": true, "bos_token": "<s>"}')
+    for i, source in enumerate([
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content | trim }}{% endfor %}",
+        "{{ bos_token }}{% for m in messages %}{% if loop.index0 % 2 %}{% generation %}{{ m.content }}"
+        "{% endgeneration %}{% else %}{{ raise_exception('bad') if m.role == 'tool' }}{{ m.content }}{% endif %}"
+        "{% endfor %}{{ messages | tojson }}",
+        "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + m.content | length %}"
+        "{% endfor %}{{ ns.n }} {{ strftime_now('%Y') | length }}{{ (messages | last).content.split(' ') | join('|') }}",
+    ]):
+        write("chat_template", f"source{i}", b"\x00" + source.encode() + b"\xff" + bytes([1]) + TEXTS[i].encode())
 
 
 if __name__ == "__main__":

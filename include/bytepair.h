@@ -266,8 +266,10 @@ int bp_chat_template_new(const char *source, size_t len, bp_chat_template **out)
  * as `{"messages": [...], "add_generation_prompt": true, "bos_token": "<s>", "tools": [...]}`;
  * its keys keep their order) into `out` (room for `cap` bytes, not NUL-terminated).
  * `*len_out` is the text's length; BP_ERR_BUFFER_TOO_SMALL with the length needed when `out`
- * is NULL or too small (each call renders again). BP_ERR_TEMPLATE when the template fails or
- * the context is not a JSON object (the message says which); BP_ERR_UTF8.
+ * is NULL or too small (each call renders again). BP_ERR_TEMPLATE when the template fails,
+ * runs past its instruction budget (about a second: a runaway loop in a model's template is
+ * an error, not a hang) or the context is not a JSON object (the message says which);
+ * BP_ERR_UTF8.
  */
 int bp_chat_template_render(const bp_chat_template *t,
                             const char *context_json,

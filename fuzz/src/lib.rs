@@ -399,3 +399,6 @@ pub fn train_small(data: &[u8]) {
 mod capi_body;
 pub use capi_body::capi;
 
+
+mod chat_body;
+pub use chat_body::chat_template;

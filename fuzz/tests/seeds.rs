@@ -33,5 +33,5 @@ macro_rules! targets {
 
 targets!(
     read_tiktoken, read_bpe2, read_qtkr, read_leap, read_tokenizer_json, read_sentencepiece, read_gpt2,
-    pretokenize_diff, rank_encode, model_roundtrip, train_small, capi,
+    pretokenize_diff, rank_encode, model_roundtrip, train_small, capi, chat_template,
 );

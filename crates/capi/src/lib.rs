@@ -637,8 +637,10 @@ pub extern "C" fn bp_chat_template_new(source: *const c_char, len: usize, out: *
 /// as `{"messages": [...], "add_generation_prompt": true, "bos_token": "<s>", "tools": [...]}`;
 /// its keys keep their order) into `out` (room for `cap` bytes, not NUL-terminated).
 /// `*len_out` is the text's length; BP_ERR_BUFFER_TOO_SMALL with the length needed when `out`
-/// is NULL or too small (each call renders again). BP_ERR_TEMPLATE when the template fails or
-/// the context is not a JSON object (the message says which); BP_ERR_UTF8.
+/// is NULL or too small (each call renders again). BP_ERR_TEMPLATE when the template fails,
+/// runs past its instruction budget (about a second: a runaway loop in a model's template is
+/// an error, not a hang) or the context is not a JSON object (the message says which);
+/// BP_ERR_UTF8.
 #[no_mangle]
 pub extern "C" fn bp_chat_template_render(
     t: *const bp_chat_template,

@@ -36,6 +36,16 @@ pub const GEN_END: char = '\u{e003}';
 
 const NAME: &str = "chat_template";
 
+/// Most VM instructions one render may run: about a second. A template is code from a model's
+/// files, and a loop in a loop (`range` stops at 100,000 each) would otherwise hold a caller,
+/// such as an inference engine on the C library, for hours. The published templates take at
+/// most a few hundred instructions per message (`render_stays_far_below_the_fuel` below: 2,000
+/// messages in a twentieth of this), so a conversation of tens of thousands of messages
+/// renders. A render that runs out is an error ([`TemplateError::Render`]); the Python path
+/// hands it to jinja2, as every render failure, so the text there never changes. Memory is not
+/// bounded: a template that doubles a string in a loop can still exhaust it.
+pub const FUEL: u64 = 20_000_000;
+
 /// Why a template did not compile or render.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TemplateError {
@@ -106,21 +116,22 @@ impl fmt::Debug for JinjaTemplate {
 impl JinjaTemplate {
     /// Compiles `source`.
     pub fn new(source: &str) -> Result<Self, TemplateError> {
-        Self::build(source, true)
+        Self::build(source, true, FUEL)
     }
 
     /// Compiles `source` to render the text transformers' `apply_chat_template(tokenize=False)`
     /// gives: `{% generation %}` blocks print no markers (the C library's renderer).
     pub fn plain(source: &str) -> Result<Self, TemplateError> {
-        Self::build(source, false)
+        Self::build(source, false, FUEL)
     }
 
-    fn build(source: &str, markers: bool) -> Result<Self, TemplateError> {
+    fn build(source: &str, markers: bool, fuel: u64) -> Result<Self, TemplateError> {
         let (rewritten, has_generation) = rewrite_generation(source, markers)?;
         let mut env = Environment::new();
         let syntax = minijinja::syntax::SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build();
         env.set_syntax(syntax.map_err(to_template_error)?);
         env.set_undefined_behavior(UndefinedBehavior::Lenient);
+        env.set_fuel(Some(fuel));
         // Templates are named by no file extension, but say so: no HTML escaping, ever.
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
         env.set_unknown_method_callback(|state, value, method, args| match value.as_str() {
@@ -263,6 +274,7 @@ fn to_template_error(e: Error) -> TemplateError {
     let line = e.line();
     let message = match e.detail() {
         Some(d) if d.contains("recursion limit exceeded") => "recursion too deep".to_string(),
+        _ if e.kind() == ErrorKind::OutOfFuel => "the template ran out of instructions (chat::jinja::FUEL)".to_string(),
         Some(d) => format!("{}: {d}", e.kind()),
         None => e.kind().to_string(),
     };
@@ -981,6 +993,38 @@ mod tests {
         assert_eq!(render(source, r#"{"messages": ["a", "b"]}"#).unwrap(), "a\nb\n");
         assert_eq!(render("{%- for m in messages -%} {{ m }} {%+ endfor %}", r#"{"messages": ["a", "b"]}"#).unwrap(), "a b ");
         assert_eq!(render("{% for i in [1, 2, 3] %}{% if i == 2 %}{% continue %}{% endif %}{{ i }}{% endfor %}", "{}").unwrap(), "13");
+    }
+
+    #[test]
+    fn a_render_that_runs_out_of_fuel_is_an_error() {
+        let start = std::time::Instant::now();
+        let e = render("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "{}").unwrap_err();
+        assert!(matches!(&e, TemplateError::Render { message, .. } if message.contains("out of instructions")), "{e:?}");
+        // Not a timing assertion on speed: a bound that a runaway loop (10^10 iterations) misses
+        // by hours and the fuel meets by a wide margin on any machine.
+        assert!(start.elapsed() < std::time::Duration::from_secs(120));
+    }
+
+    #[test]
+    fn render_stays_far_below_the_fuel() {
+        // The published templates (tests/data/chat_templates) on 2,000 alternating turns of
+        // 200 characters each, with a twentieth of the fuel: they render.
+        let turn = "word ".repeat(40);
+        let messages: Vec<String> = (0..2000)
+            .map(|i| format!(r#"{{"role": "{}", "content": "{turn}"}}"#, ["user", "assistant"][i % 2]))
+            .collect();
+        let context = format!(r#"{{"messages": [{}], "bos_token": "<s>", "eos_token": "</s>", "add_generation_prompt": true}}"#, messages.join(", "));
+        for source in [
+            include_str!("../../../../tests/data/chat_templates/llama3.1.jinja"),
+            include_str!("../../../../tests/data/chat_templates/qwen2.5.jinja"),
+            include_str!("../../../../tests/data/chat_templates/mistral-instruct-v0.1.jinja"),
+            include_str!("../../../../tests/data/chat_templates/gemma.jinja"),
+            include_str!("../../../../tests/data/chat_templates/phi3.jinja"),
+        ] {
+            let t = JinjaTemplate::build(source, true, FUEL / 20).unwrap();
+            let text = t.render_json(&context).unwrap();
+            assert!(text.len() > 2000 * turn.len(), "{}", &text[..200]);
+        }
     }
 
     #[test]
