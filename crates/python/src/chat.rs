@@ -11,11 +11,9 @@ use bytepair_core::chat::{encode_conversation, ChatError, Segment, Train};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
-use rayon::prelude::*;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{channel, Receiver};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::errors::to_py;
 use crate::ids::IntCache;
@@ -60,66 +58,120 @@ enum Failed {
 /// of the text) or `"surrogates"` (a text with spans holds lone surrogates).
 pub fn encode_chat<'py>(
     py: Python<'py>,
-    tokenizer: &bytepair_core::Tokenizer,
-    ints: &IntCache,
+    tokenizer: &Bound<'py, Tokenizer>,
     conversations: &Bound<'py, PyAny>,
     num_threads: usize,
 ) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+    if num_threads > 1 && conversations.len().unwrap_or(0) > CHUNK {
+        // On the pool and this thread, as `render_many`'s jobs are. A small batch stays here:
+        // handing it to another thread and waiting costs a wake-up, which on a busy machine
+        // is a time slice.
+        return start(tokenizer, conversations, num_threads - 1)?.result(py);
+    }
     let (convs, refused) = convert(conversations)?;
-    let chunks = py.allow_threads(|| {
-        if num_threads <= 1 || convs.len() <= CHUNK {
-            // Here, not on a pool's thread: handing a small batch to another thread and
-            // waiting for it costs a wake-up, which on a busy machine is a time slice.
-            return encode_all(tokenizer, &convs, 1);
-        }
-        crate::threads::with_threads(num_threads, || encode_all(tokenizer, &convs, num_threads)).unwrap_or_else(|| encode_all(tokenizer, &convs, 1))
-    });
-    lists(py, ints, chunks, refused)
+    let inner = &tokenizer.get().inner;
+    let chunks = py.allow_threads(|| convs.chunks(CHUNK).enumerate().map(|(c, chunk)| encode_chunk(inner, c * CHUNK, chunk)).collect());
+    lists(py, &tokenizer.get().ints, chunks, refused)
 }
 
 /// `encode_chat` in two steps: [`start`] converts the conversations and hands their encoding to
-/// the pool, without waiting; [`ChatJob::result`] waits for it and builds the lists. The caller
-/// (`render_many`) renders the next conversations in between. A Python thread that called
-/// `encode_chat` instead needed the GIL to convert and to build the lists, which it got only
-/// when the rendering thread blocked (or after the 5 ms switch interval): rendering and encoding
-/// took turns rather than overlapping.
+/// the pool, without waiting; [`ChatJob::result`] encodes what the pool has not claimed yet,
+/// waits for the rest and builds the lists. The caller (`render_many`) renders the next
+/// conversations in between. A Python thread that called `encode_chat` instead needed the GIL
+/// to convert and to build the lists, which it got only when the rendering thread blocked (or
+/// after the 5 ms switch interval): rendering and encoding took turns rather than overlapping.
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct ChatJob {
-    done: Mutex<Option<Receiver<Finished>>>,
+    shared: Mutex<Option<Arc<Shared>>>,
     refused: Option<(usize, &'static str)>,
     tokenizer: Py<Tokenizer>,
 }
 
-/// What the pool sends back: the chunks, and the conversations and tokenizer it borrowed (to be
-/// released here, with the GIL, rather than on the pool's thread).
-type Finished = (Vec<Done>, Vec<Vec<Part>>, Py<Tokenizer>);
+/// A job's conversations and who encodes which: the pool's workers claim chunks from the
+/// front, the caller (once it asks for the result) from the back, as the list batches do
+/// (threads.rs, `Claims`). Before, the caller waited idle for the pool while it had nothing
+/// left to render: with 2 threads, half the machine. The last holder of the `Arc` frees the
+/// conversations (a worker: pyo3 then defers the `str`s' release to the next GIL holder).
+struct Shared {
+    convs: Vec<Vec<Part>>,
+    tokenizer: Py<Tokenizer>,
+    /// Chunks `[front, back)` are unclaimed.
+    claims: Mutex<(usize, usize)>,
+    /// Each chunk's result once encoded, and how many are.
+    done: Mutex<(Vec<Option<Done>>, usize)>,
+    all_done: Condvar,
+}
+
+impl Shared {
+    fn claim(&self, from_back: bool) -> Option<usize> {
+        let mut span = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        let (front, back) = *span;
+        if front == back {
+            return None;
+        }
+        Some(if from_back {
+            span.1 -= 1;
+            back - 1
+        } else {
+            span.0 += 1;
+            front
+        })
+    }
+
+    /// Encodes chunks claimed from one end until none is left.
+    fn work(&self, from_back: bool) {
+        let tokenizer = &self.tokenizer.get().inner;
+        while let Some(c) = self.claim(from_back) {
+            let range = c * CHUNK..((c + 1) * CHUNK).min(self.convs.len());
+            let chunk = encode_chunk(tokenizer, range.start, &self.convs[range]);
+            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+            done.0[c] = Some(chunk);
+            done.1 += 1;
+            if done.1 == done.0.len() {
+                self.all_done.notify_all();
+            }
+        }
+    }
+
+    /// Every chunk's result, once all are encoded (this thread encodes from the back meanwhile).
+    fn finish(&self) -> Vec<Done> {
+        self.work(true);
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        while done.1 < done.0.len() {
+            done = self.all_done.wait(done).unwrap_or_else(|e| e.into_inner());
+        }
+        done.0.iter_mut().map(|d| d.take().expect("every chunk was encoded")).collect()
+    }
+}
 
 pub fn start(tokenizer: &Bound<'_, Tokenizer>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<ChatJob> {
-    let py = tokenizer.py();
     let (convs, refused) = convert(conversations)?;
-    let (tx, rx) = channel();
-    let lent = tokenizer.clone().unbind();
-    let job = move || {
-        let chunks = encode_all(&lent.get().inner, &convs, num_threads);
-        let _ = tx.send((chunks, convs, lent)); // the receiver is gone only if the job was dropped
-    };
-    match crate::threads::pool_of(num_threads) {
-        Some(pool) => pool.spawn(job),
-        None => py.allow_threads(job), // no thread could be started: here, now
+    let chunks = convs.len().div_ceil(CHUNK);
+    let shared = Arc::new(Shared {
+        convs,
+        tokenizer: tokenizer.clone().unbind(),
+        claims: Mutex::new((0, chunks)),
+        done: Mutex::new(((0..chunks).map(|_| None).collect(), 0)),
+        all_done: Condvar::new(),
+    });
+    // No pool (none could be started): the caller encodes everything in `result`.
+    if let Some(pool) = crate::threads::pool_of(num_threads).filter(|_| chunks > 0) {
+        for _ in 0..pool.current_num_threads().min(chunks) {
+            let shared = shared.clone();
+            pool.spawn(move || shared.work(false));
+        }
     }
-    Ok(ChatJob { done: Mutex::new(Some(rx)), refused, tokenizer: tokenizer.clone().unbind() })
+    Ok(ChatJob { shared: Mutex::new(Some(shared)), refused, tokenizer: tokenizer.clone().unbind() })
 }
 
 #[pymethods]
 impl ChatJob {
-    /// `encode_chat`'s `(results, failed)`, once the pool is done (waited for with the GIL
-    /// released). A second call raises.
+    /// `encode_chat`'s `(results, failed)`: the chunks the pool has not claimed are encoded
+    /// here, the rest waited for, with the GIL released. A second call raises.
     fn result<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
-        let rx = self.done.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let rx = rx.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
-        let (chunks, _convs, _lent) = py
-            .allow_threads(move || rx.recv())
-            .map_err(|_| PyRuntimeError::new_err("bytepair internal error: a chat job ended without a result (a bug: please report it)"))?;
+        let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let shared = shared.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
+        let chunks = py.allow_threads(|| shared.finish());
         lists(py, &self.tokenizer.get().ints, chunks, self.refused)
     }
 }
@@ -138,17 +190,6 @@ fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Vec<Part>>, Option
         }
     }
     Ok((convs, None))
-}
-
-/// Every conversation encoded, in chunks, on the current pool's threads when `num_threads` > 1
-/// (the caller runs this inside one of our pools).
-fn encode_all(tokenizer: &bytepair_core::Tokenizer, convs: &[Vec<Part>], num_threads: usize) -> Vec<Done> {
-    let run = |(c, chunk): (usize, &[Vec<Part>])| encode_chunk(tokenizer, c * CHUNK, chunk);
-    if num_threads <= 1 {
-        convs.chunks(CHUNK).enumerate().map(run).collect()
-    } else {
-        convs.par_chunks(CHUNK).enumerate().map(run).collect()
-    }
 }
 
 /// The `(ids, mask)` lists of the encoded chunks, up to the first failure.

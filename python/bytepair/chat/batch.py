@@ -5,8 +5,9 @@ jinja2 for a Jinja template), which gives its parts (special-token ids and texts
 :class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust). The template's
 part runs here, in this thread; the encoding runs in one core call per chunk of conversations,
 with the GIL released. With more than one thread the chunks are pipelined: the core encodes a
-chunk on its own threads (``Tokenizer.encode_chat_start``) while this thread renders the next,
-and the lists are built here once that is done. No worker processes: the rendered parts and the
+chunk on its own threads (``Tokenizer.encode_chat_start``) while this thread renders the next;
+then this thread encodes what the core's threads have not claimed of it yet (from the back,
+GIL released) rather than wait idle, and builds its lists. No worker processes: the rendered parts and the
 results would have to be pickled across, which measured slower than one process.
 """
 
@@ -80,7 +81,8 @@ def _render_chunks(encoding: Any, chunks, threads: int) -> list:
             out += encode_parts(encoding, rendered, 1, first=first)
         return out
     # The core encodes a chunk on its own threads (threads - 1 of them: this one renders the
-    # next chunk meanwhile) and is asked for the lists only once the next chunk is rendered.
+    # next chunk meanwhile) and is asked for the lists only once the next chunk is rendered;
+    # `result()` then encodes the chunk's unclaimed conversations here too.
     jobs: deque = deque()
     chunks = iter(chunks)
     while True:
