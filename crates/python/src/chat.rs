@@ -7,6 +7,7 @@
 //! rather than one `encode_ordinary` per text: the per-text Python calls, the per-token mask
 //! lists and the token-offset lookups were most of a conversation's cost.
 
+use bytepair_core::chat::frame::{Part as Rendered, TextTrain};
 use bytepair_core::chat::{encode_conversation, ChatError, Segment, Train};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,9 +17,19 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::errors::to_py;
+use crate::jinja::{JinjaConversation, Prepared, Refused};
 use crate::ids::IntCache;
 use crate::text::Text;
 use crate::tokenizer::Tokenizer;
+
+/// A conversation as taken from Python: its parts, rendered by a template in Python (or by
+/// jinja2), or a Jinja template's conversation to be rendered here, on the encoding thread
+/// (`JinjaConversation`, jinja.rs): rendering then runs on every thread of a job, not only in
+/// the one that calls.
+enum Conv {
+    Parts(Vec<Part>),
+    Render(Arc<Prepared>),
+}
 
 /// A part of a conversation as taken from Python (owning its text's borrow of the `str`).
 enum Part {
@@ -35,33 +46,43 @@ enum Mask {
 /// Conversations per parallel task: enough text (~16 x 2 KB) that a task's overhead is small.
 const CHUNK: usize = 16;
 
-/// One chunk's results: all ids and mask bytes, where each conversation ends, and the first
-/// failure (conversation index, error), after which the chunk stops.
+/// One chunk's results: all ids and mask bytes, where each conversation ends, the
+/// conversations jinja2 is to render (index, why; their ids are left empty here), and the
+/// first failure (conversation index, error), after which the chunk stops.
 struct Done {
     ids: Vec<u32>,
     mask: Vec<u8>,
     ends: Vec<usize>,
+    jinja2: Vec<(usize, String)>,
     err: Option<(usize, Failed)>,
 }
 
 enum Failed {
     Chat(ChatError),
+    /// A Jinja template's ChatError (its message): `raise_exception`, a mask not found.
+    Template(String),
     /// The core panicked (a bug): reported, never unwound through the pool.
     Panicked,
 }
 
-/// `conversations`: a sequence of `(parts, trains)` pairs of equal-length lists; a part is a
+/// What a chat call gives Python: `(results, failed, jinja2)`, see [`encode_chat`].
+pub type Answer<'py> = (Bound<'py, PyList>, Option<(usize, String)>, Vec<(usize, String)>);
+
+/// `conversations`: a sequence of `(parts, trains)` pairs of equal-length lists (a part is a
 /// special token's id (`int`) or a text (`str`), its train is 0 or 1, or for a text a list of
-/// `(start, end)` character spans. Returns `(results, failed)`: `(ids, mask)` lists for each
-/// conversation before `failed`, which is None or `(index, why)` for the first conversation
-/// whose spans cannot be placed: `"not byte-level"` (the model's tokens are not byte strings
-/// of the text) or `"surrogates"` (a text with spans holds lone surrogates).
+/// `(start, end)` character spans) or `JinjaConversation`s, rendered here. Returns `(results,
+/// failed, jinja2)`: `(ids, mask)` lists for each conversation before `failed`, which is None
+/// or `(index, why)` for the first conversation that failed: `"not byte-level"` (its spans
+/// split a text and the model's tokens are not byte strings of the text), `"surrogates"` (a
+/// text with spans holds lone surrogates), or a Jinja template's ChatError message; `jinja2`:
+/// `(index, why)` for each conversation before `failed` that jinja2 is to render (its lists
+/// are empty).
 pub fn encode_chat<'py>(
     py: Python<'py>,
     tokenizer: &Bound<'py, Tokenizer>,
     conversations: &Bound<'py, PyAny>,
     num_threads: usize,
-) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+) -> PyResult<Answer<'py>> {
     if num_threads > 1 && conversations.len().unwrap_or(0) > CHUNK {
         // On the pool and this thread, as `render_many`'s jobs are. A small batch stays here:
         // handing it to another thread and waiting costs a wake-up, which on a busy machine
@@ -93,7 +114,7 @@ pub struct ChatJob {
 /// left to render: with 2 threads, half the machine. The last holder of the `Arc` frees the
 /// conversations (a worker: pyo3 then defers the `str`s' release to the next GIL holder).
 struct Shared {
-    convs: Vec<Vec<Part>>,
+    convs: Vec<Conv>,
     tokenizer: Py<Tokenizer>,
     /// Chunks `[front, back)` are unclaimed.
     claims: Mutex<(usize, usize)>,
@@ -166,9 +187,9 @@ pub fn start(tokenizer: &Bound<'_, Tokenizer>, conversations: &Bound<'_, PyAny>,
 
 #[pymethods]
 impl ChatJob {
-    /// `encode_chat`'s `(results, failed)`: the chunks the pool has not claimed are encoded
+    /// `encode_chat`'s `(results, failed, jinja2)`: the chunks the pool has not claimed are encoded
     /// here, the rest waited for, with the GIL released. A second call raises.
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Answer<'py>> {
         let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner()).take();
         let shared = shared.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
         let chunks = py.allow_threads(|| shared.finish());
@@ -176,13 +197,18 @@ impl ChatJob {
     }
 }
 
-/// The conversations as parts, up to the first that cannot be taken (its index and why): the
+/// The conversations, up to the first that cannot be taken (its index and why): the
 /// ones before it are still encoded, since an error among them comes first.
-fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Vec<Part>>, Option<(usize, &'static str)>)> {
-    let mut convs: Vec<Vec<Part>> = Vec::with_capacity(conversations.len().unwrap_or(0));
+fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Conv>, Option<(usize, &'static str)>)> {
+    let mut convs: Vec<Conv> = Vec::with_capacity(conversations.len().unwrap_or(0));
     for conv in conversations.try_iter()? {
-        match parts(&conv?)? {
-            Some(p) => convs.push(p),
+        let conv = conv?;
+        if let Ok(c) = conv.downcast::<JinjaConversation>() {
+            convs.push(Conv::Render(c.get().inner.clone()));
+            continue;
+        }
+        match parts(&conv)? {
+            Some(p) => convs.push(Conv::Parts(p)),
             None => {
                 let at = convs.len();
                 return Ok((convs, Some((at, "surrogates"))));
@@ -193,16 +219,12 @@ fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Vec<Part>>, Option
 }
 
 /// The `(ids, mask)` lists of the encoded chunks, up to the first failure.
-fn lists<'py>(
-    py: Python<'py>,
-    ints: &IntCache,
-    chunks: Vec<Done>,
-    refused: Option<(usize, &'static str)>,
-) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Option<(usize, &'static str)>) -> PyResult<Answer<'py>> {
     // Lists of ints form no cycles; without the pause the collector walked every young list
     // (a fifth of a call's samples in perf).
     let _gc = crate::threads::GcPaused::new(py);
     let out = PyList::empty(py);
+    let mut jinja2 = Vec::new();
     for chunk in chunks {
         let mut start = 0;
         for &end in &chunk.ends {
@@ -210,43 +232,87 @@ fn lists<'py>(
             out.append(pair)?;
             start = end;
         }
-        match chunk.err {
-            None => {}
-            Some((i, Failed::Chat(ChatError::NotByteLevel))) => return Ok((out, Some((i, "not byte-level")))),
+        jinja2.extend(chunk.jinja2);
+        let failed = match chunk.err {
+            None => continue,
+            Some((i, Failed::Chat(ChatError::NotByteLevel))) => (i, "not byte-level".to_string()),
+            Some((i, Failed::Template(message))) => (i, message),
             Some((_, Failed::Chat(ChatError::Encode(e)))) => return Err(to_py(e)),
             Some((_, Failed::Panicked)) => return Err(PyRuntimeError::new_err("bytepair internal error (a bug: please report it)")),
-        }
+        };
+        return Ok((out, Some(failed), jinja2));
     }
-    Ok((out, refused))
+    Ok((out, refused.map(|(i, why)| (i, why.to_string())), jinja2))
 }
 
-fn encode_chunk(tokenizer: &bytepair_core::Tokenizer, first: usize, convs: &[Vec<Part>]) -> Done {
-    let mut done = Done { ids: Vec::new(), mask: Vec::new(), ends: Vec::with_capacity(convs.len()), err: None };
-    let (mut segments, mut scratch) = (Vec::new(), Vec::new());
+fn encode_chunk(tokenizer: &bytepair_core::Tokenizer, first: usize, convs: &[Conv]) -> Done {
+    let mut done = Done { ids: Vec::new(), mask: Vec::new(), ends: Vec::with_capacity(convs.len()), jinja2: Vec::new(), err: None };
+    let mut scratch = Vec::new();
     for (k, conv) in convs.iter().enumerate() {
-        segments.clear();
-        segments.extend(conv.iter().map(|p| match p {
-            Part::Token(id, train) => Segment::Token { id: *id, train: *train },
-            Part::Text(text, mask) => Segment::Text {
-                text,
-                train: match mask {
-                    Mask::No => Train::No,
-                    Mask::All => Train::All,
-                    Mask::Spans(s) => Train::Spans(s),
-                },
-            },
-        }));
-        let r = match catch_unwind(AssertUnwindSafe(|| encode_conversation(tokenizer, &segments, &mut done.ids, &mut done.mask, &mut scratch))) {
-            Ok(r) => r.map_err(Failed::Chat),
-            Err(_) => Err(Failed::Panicked),
-        };
-        if let Err(e) = r {
-            done.err = Some((first + k, e));
-            break;
+        let r = catch_unwind(AssertUnwindSafe(|| encode_one(tokenizer, conv, &mut done.ids, &mut done.mask, &mut scratch)));
+        match r {
+            Ok(Ok(None)) => {}
+            Ok(Ok(Some(why))) => done.jinja2.push((first + k, why)),
+            Ok(Err(e)) => {
+                done.err = Some((first + k, e));
+                break;
+            }
+            Err(_) => {
+                done.err = Some((first + k, Failed::Panicked));
+                break;
+            }
         }
         done.ends.push(done.ids.len());
     }
     done
+}
+
+/// One conversation's ids and mask appended (rendered first if it is a Jinja template's);
+/// `Some(why)` if jinja2 is to render it instead (nothing appended).
+fn encode_one(tokenizer: &bytepair_core::Tokenizer, conv: &Conv, ids: &mut Vec<u32>, mask: &mut Vec<u8>, scratch: &mut Vec<usize>) -> Result<Option<String>, Failed> {
+    let segments: Vec<Segment<'_>>;
+    let rendered: Vec<Rendered>;
+    match conv {
+        Conv::Parts(parts) => {
+            segments = parts
+                .iter()
+                .map(|p| match p {
+                    Part::Token(id, train) => Segment::Token { id: *id, train: *train },
+                    Part::Text(text, mask) => Segment::Text {
+                        text,
+                        train: match mask {
+                            Mask::No => Train::No,
+                            Mask::All => Train::All,
+                            Mask::Spans(s) => Train::Spans(s),
+                        },
+                    },
+                })
+                .collect();
+        }
+        Conv::Render(prepared) => {
+            rendered = match prepared.render() {
+                Ok(parts) => parts,
+                Err(Refused::Jinja2(why)) => return Ok(Some(why)),
+                Err(Refused::Chat(message)) => return Err(Failed::Template(message)),
+            };
+            segments = rendered
+                .iter()
+                .map(|p| match p {
+                    Rendered::Token { id, train } => Segment::Token { id: *id, train: *train },
+                    Rendered::Text { text, train } => Segment::Text {
+                        text,
+                        train: match train {
+                            TextTrain::No => Train::No,
+                            TextTrain::All => Train::All,
+                            TextTrain::Spans(s) => Train::Spans(s),
+                        },
+                    },
+                })
+                .collect();
+        }
+    }
+    encode_conversation(tokenizer, &segments, ids, mask, scratch).map_err(Failed::Chat)?;
+    Ok(None)
 }
 
 /// One conversation's `(parts, trains)`; None if a text with spans holds lone surrogates.
