@@ -108,75 +108,85 @@ pub struct ChatJob {
     tokenizer: Py<Tokenizer>,
 }
 
-/// A job's conversations and who encodes which: the pool's workers claim chunks from the
+/// A job's conversations and who encodes which: the pool's workers claim runs from the
 /// front, the caller (once it asks for the result) from the back, as the list batches do
 /// (threads.rs, `Claims`). Before, the caller waited idle for the pool while it had nothing
-/// left to render: with 2 threads, half the machine. The last holder of the `Arc` frees the
+/// left to render: with 2 threads, half the machine. A run is at most [`CHUNK`]
+/// conversations and shrinks as the job runs out (a share of what is left), so the caller's
+/// wait for the last run a worker claimed is short. The last holder of the `Arc` frees the
 /// conversations (a worker: pyo3 then defers the `str`s' release to the next GIL holder).
 struct Shared {
     convs: Vec<Conv>,
     tokenizer: Py<Tokenizer>,
-    /// Chunks `[front, back)` are unclaimed.
+    /// The threads that claim: the pool's and the caller.
+    threads: usize,
+    /// Conversations `[front, back)` are unclaimed.
     claims: Mutex<(usize, usize)>,
-    /// Each chunk's result once encoded, and how many are.
-    done: Mutex<(Vec<Option<Done>>, usize)>,
+    /// The encoded runs (first conversation, result), and how many conversations they hold.
+    done: Mutex<(Vec<(usize, Done)>, usize)>,
     all_done: Condvar,
 }
 
 impl Shared {
-    fn claim(&self, from_back: bool) -> Option<usize> {
+    fn claim(&self, from_back: bool) -> Option<std::ops::Range<usize>> {
         let mut span = self.claims.lock().unwrap_or_else(|e| e.into_inner());
         let (front, back) = *span;
         if front == back {
             return None;
         }
+        let k = ((back - front) / (2 * self.threads)).clamp(1, CHUNK);
         Some(if from_back {
-            span.1 -= 1;
-            back - 1
+            span.1 -= k;
+            back - k..back
         } else {
-            span.0 += 1;
-            front
+            span.0 += k;
+            front..front + k
         })
     }
 
-    /// Encodes chunks claimed from one end until none is left.
+    /// Encodes runs claimed from one end until none is left.
     fn work(&self, from_back: bool) {
         let tokenizer = &self.tokenizer.get().inner;
-        while let Some(c) = self.claim(from_back) {
-            let range = c * CHUNK..((c + 1) * CHUNK).min(self.convs.len());
-            let chunk = encode_chunk(tokenizer, range.start, &self.convs[range]);
+        while let Some(run) = self.claim(from_back) {
+            let (first, n) = (run.start, run.len());
+            let chunk = encode_chunk(tokenizer, first, &self.convs[run]);
             let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-            done.0[c] = Some(chunk);
-            done.1 += 1;
-            if done.1 == done.0.len() {
+            done.0.push((first, chunk));
+            done.1 += n;
+            if done.1 == self.convs.len() {
                 self.all_done.notify_all();
             }
         }
     }
 
-    /// Every chunk's result, once all are encoded (this thread encodes from the back meanwhile).
+    /// Every run's result in conversation order, once all are encoded (this thread encodes
+    /// from the back meanwhile).
     fn finish(&self) -> Vec<Done> {
         self.work(true);
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        while done.1 < done.0.len() {
+        while done.1 < self.convs.len() {
             done = self.all_done.wait(done).unwrap_or_else(|e| e.into_inner());
         }
-        done.0.iter_mut().map(|d| d.take().expect("every chunk was encoded")).collect()
+        let mut runs = std::mem::take(&mut done.0);
+        runs.sort_unstable_by_key(|(first, _)| *first);
+        runs.into_iter().map(|(_, chunk)| chunk).collect()
     }
 }
 
 pub fn start(tokenizer: &Bound<'_, Tokenizer>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<ChatJob> {
     let (convs, refused) = convert(conversations)?;
     let chunks = convs.len().div_ceil(CHUNK);
+    let pool = crate::threads::pool_of(num_threads).filter(|_| chunks > 0);
     let shared = Arc::new(Shared {
-        convs,
         tokenizer: tokenizer.clone().unbind(),
-        claims: Mutex::new((0, chunks)),
-        done: Mutex::new(((0..chunks).map(|_| None).collect(), 0)),
+        threads: pool.as_ref().map_or(0, |p| p.current_num_threads()) + 1,
+        claims: Mutex::new((0, convs.len())),
+        done: Mutex::new((Vec::with_capacity(chunks), 0)),
         all_done: Condvar::new(),
+        convs,
     });
     // No pool (none could be started): the caller encodes everything in `result`.
-    if let Some(pool) = crate::threads::pool_of(num_threads).filter(|_| chunks > 0) {
+    if let Some(pool) = pool {
         for _ in 0..pool.current_num_threads().min(chunks) {
             let shared = shared.clone();
             pool.spawn(move || shared.work(false));
