@@ -3,7 +3,9 @@
 //!
 //! Converts the Python parts into the core's `chat::Segment`s (GIL held: the `str`s are
 //! borrowed, not copied), encodes the conversations on up to `num_threads` threads with the GIL
-//! released (`bytepair_core::chat`), and builds the `(ids, mask)` lists. One call per batch
+//! released (`bytepair_core::chat`), and builds the `(ids, mask)` lists. A Jinja template's
+//! conversation comes converted but not rendered (`JinjaConversation`, jinja.rs): the thread
+//! that encodes it renders it first, so rendering runs on every thread too. One call per batch
 //! rather than one `encode_ordinary` per text: the per-text Python calls, the per-token mask
 //! lists and the token-offset lookups were most of a conversation's cost.
 

@@ -1,14 +1,15 @@
 """Rendering many conversations on all cores: :func:`render_many`.
 
-A conversation costs two kinds of work: the template's (Python: walking the messages, or
-jinja2 for a Jinja template), which gives its parts (special-token ids and texts, see
-:class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust). The template's
-part runs here, in this thread; the encoding runs in one core call per chunk of conversations,
-with the GIL released. With more than one thread the chunks are pipelined: the core encodes a
-chunk on its own threads (``Tokenizer.encode_chat_start``) while this thread renders the next;
-then this thread encodes what the core's threads have not claimed of it yet (from the back,
-GIL released) rather than wait idle, and builds its lists. No worker processes: the rendered parts and the
-results would have to be pickled across, which measured slower than one process.
+A conversation costs two kinds of work: the template's, which gives its parts (special-token ids
+and texts, see :class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust).
+A built-in template's part runs here, in this thread (Python); a Jinja template's conversations
+are only converted here (:meth:`ChatTemplate.prepare`) and rendered by the core. The rest runs
+in one core call per chunk of conversations, with the GIL released. With more than one thread
+the chunks are pipelined: the core starts on a chunk on its own threads
+(``Tokenizer.encode_chat_start``) while this thread renders the next; then this thread takes
+what the core's threads have not claimed of it yet (from the back, GIL released) rather than
+wait idle, and builds its lists. No worker processes: the rendered parts and the results would
+have to be pickled across, which measured slower than one process.
 """
 
 from __future__ import annotations
