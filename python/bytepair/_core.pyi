@@ -6,8 +6,12 @@ Checked against the compiled module by tests/api/test_stubs.py (mypy's stubtest)
 import os
 from typing import Any, Sequence, final
 
+#: What a chat call gives: the (ids, mask) of each conversation, the first failure (index, why)
+#: or None, and the conversations (index, why) the core handed back for jinja2 to render.
+_ChatAnswer = tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None, list[tuple[int, str]]]
+
 __all__ = [
-    "BYTE_LEVEL_CHARS", "ChatJob", "ChatSpecials", "IdBuffer", "JinjaTemplate", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
+    "BYTE_LEVEL_CHARS", "ChatJob", "ChatSpecials", "IdBuffer", "JinjaConversation", "JinjaTemplate", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
     "bpe2_info", "gpt2_to_tiktoken", "known_encoding", "known_encoding_by_sha256",
     "parse_tiktoken",
 ]
@@ -97,10 +101,11 @@ class Tokenizer:
         self, texts: Sequence[str], num_threads: int | None = None
     ) -> tuple[IdBuffer, IdBuffer]: ...
     def encode_chat(
-        self, conversations: Sequence[tuple[list[int | str], list[Any]]], num_threads: int = 1
-    ) -> tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None]: ...
+        self, conversations: Sequence[tuple[list[int | str], list[Any]] | JinjaConversation], num_threads: int = 1
+    ) -> _ChatAnswer:
+        """(results, failed (index, why) or None, [(index, why) jinja2 is to render])"""
     def encode_chat_start(
-        self, conversations: Sequence[tuple[list[int | str], list[Any]]], num_threads: int = 1
+        self, conversations: Sequence[tuple[list[int | str], list[Any]] | JinjaConversation], num_threads: int = 1
     ) -> ChatJob: ...
     def clear_cache(self) -> None: ...
     def encode_single_token(self, bytes: bytes) -> int: ...
@@ -185,12 +190,19 @@ def gpt2_to_tiktoken(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
 
 @final
 class ChatJob:
-    def result(self) -> tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None]: ...
+    def result(self) -> _ChatAnswer: ...
 
 @final
 class ChatSpecials:
     """An encoding's special tokens (spelling -> id) for marking and splitting conversations."""
     def __new__(cls, tokens: dict[str, int]) -> ChatSpecials: ...
+
+@final
+class JinjaConversation:
+    """A conversation prepared by ``JinjaTemplate.prepare``; ``encode_chat`` takes it too."""
+    def parts(self) -> tuple[list[int | str], list[Any]]:
+        """Rendered, marked and split: ``(parts, trains)``; ChatError, or NotImplementedError
+        for what jinja2 must render."""
 
 @final
 class JinjaTemplate:
@@ -200,8 +212,9 @@ class JinjaTemplate:
     def has_generation(self) -> bool: ...
     def render(self, context: dict[str, Any]) -> str:
         """ChatError for raise_exception; NotImplementedError for what jinja2 must render."""
-    def parts(self, specials: ChatSpecials, special_tokens: dict[str, str], variables: dict[str, Any],
-              messages: list[Any], add_generation_prompt: bool, mask: bool, end_of_turn: list[int],
-              names: str) -> tuple[list[int | str], list[Any]]:
-        """A conversation rendered, marked and split: ``(parts, trains)``."""
+    def prepare(self, specials: ChatSpecials, special_tokens: dict[str, str], variables: dict[str, Any],
+                messages: list[Any], add_generation_prompt: bool, mask: bool, end_of_turn: list[int],
+                names: str) -> JinjaConversation:
+        """A conversation converted (its strings marked) for the core to render and split;
+        NotImplementedError for a value jinja2 must render."""
     def render_json(self, context: str) -> str: ...

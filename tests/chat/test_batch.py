@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import bytepair
-from bytepair.chat import ChatError, render_conversation, render_many
+from bytepair.chat import ChatError, ChatTemplate, render_conversation, render_many
 from chat_cases import conversations
 
 
@@ -112,6 +114,12 @@ def test_errors_come_in_conversation_order_across_chunks():
     for workers in (1, 2):
         with pytest.raises(ChatError, match="conversation 300: encoding .* SentencePiece-style"):
             render_many(enc, convs, template=source, num_workers=workers)
+    # The same with the failure to render in conversation 300's own chunk: the conversations
+    # before it are still encoded, and 300 reported.
+    convs[310] = [{"content": "no role"}]
+    for workers in (1, 2, 4):
+        with pytest.raises(ChatError, match="conversation 300: encoding .* SentencePiece-style"):
+            render_many(enc, convs, template=source, num_workers=workers)
 
 
 def test_a_partial_mask_on_lone_surrogates_is_refused(cl100k_im):
@@ -129,3 +137,96 @@ def test_a_chat_job_gives_encode_chats_result_once(cl100k_im):
     assert job.result() == cl100k_im._core_bpe.encode_chat(rendered, 1)
     with pytest.raises(RuntimeError, match="already taken"):
         job.result()
+
+
+# render_many on any number of threads: the calling thread encodes from the back of each chunk,
+# and a Jinja template's conversations are rendered in the core, on every thread. -------------
+
+#: Each chunk's conversations as render_many sends them to the core (batch.CHUNK).
+CHUNK = 256
+QWEN = Path(__file__).parent.parent / "data" / "chat_templates" / "qwen2.5.jinja"
+
+
+@pytest.fixture(scope="module")
+def every_template_encoding():
+    """cl100k's ranks with the special tokens of every built-in template."""
+    from bytepair.chat import TEMPLATES
+
+    enc = bytepair.get_encoding("cl100k_base")
+    names = sorted({t for tokens in TEMPLATES.values() for t in tokens} - set(enc._special_tokens))
+    first = enc.n_vocab + 16
+    return bytepair.Encoding("cl100k+chat", pat_str=enc._pat_str, mergeable_ranks=enc._mergeable_ranks,
+                             special_tokens={**enc._special_tokens, **{t: first + i for i, t in enumerate(names)}})
+
+
+@pytest.mark.parametrize("template", ["nanochat", "llama3", "harmony", "chatml", "mistral_v1", "mistral_v2",
+                                      "mistral_v3", "qwen2.5.jinja"])
+def test_render_many_on_1_2_and_4_threads_equals_one_by_one(template, every_template_encoding, corpus_documents):
+    enc = every_template_encoding
+    t = ChatTemplate(QWEN.read_text(encoding="utf-8"), eos_token="<|im_end|>") if template.endswith(".jinja") else template
+    convs = conversations(corpus_documents, 3 * CHUNK + 40, seed=43)  # chunks of 256, and a short last one
+    if template.startswith("mistral"):  # mistral-common refuses an empty assistant message
+        convs = [[{**m, "content": m["content"] or "."} for m in c] for c in convs]
+    want = [render_conversation(enc, c, template=t) for c in convs]
+    assert any(any(mask) for _, mask in want)
+    for threads in (1, 2, 4):
+        assert render_many(enc, convs, template=t, num_workers=threads) == want, threads
+
+
+#: Renders in the core except where a content starts with "centre" (minijinja has no `center`
+#: filter: the core hands the conversation back to jinja2) or is "boom" (raise_exception).
+CENTRE = ("{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}{% endif %}"
+          "<|im_start|>{{ m.role }}\n{% if m.content.startswith('centre') %}{{ m.content | center(m.content | length + 6) }}"
+          "{% elif m.content == 'jinja2 fails' %}{{ m.content | wordcount(1, 2) }}"
+          "{% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}")
+
+
+class Role(str):
+    """A str subclass: jinja2 sees a Python object, so the core does not convert it."""
+
+
+def test_jinja2_renders_what_the_core_hands_back_mid_chunk(cl100k_im, corpus_documents, hf_tokenizer):
+    template = ChatTemplate(CENTRE)
+    convs = conversations(corpus_documents, 2 * CHUNK + 40, seed=44)
+    convs[CHUNK + 100] = [{"role": "user", "content": "centre me"}, {"role": "assistant", "content": "centred"}]
+    convs[CHUNK + 101] = [{"role": Role("user"), "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    # The first renders in the core (on a worker in render_many) and fails there; the second is
+    # jinja2's from the start: both are what jinja2 writes.
+    with pytest.raises(NotImplementedError, match="unknown filter"):
+        template.prepare(cl100k_im, convs[CHUNK + 100]).parts()
+    assert type(template.prepare(cl100k_im, convs[CHUNK + 101])) is tuple
+    want = [render_conversation(cl100k_im, c, template=template) for c in convs]
+    tok = hf_tokenizer(cl100k_im)
+    for k in (CHUNK + 100, CHUNK + 101, 7):
+        assert want[k][0] == tok.apply_chat_template(convs[k], chat_template=CENTRE, tokenize=True, return_dict=False)
+    for threads in (1, 2, 4):
+        assert render_many(cl100k_im, convs, template=template, num_workers=threads) == want, threads
+
+
+def test_jinja_errors_name_the_first_failing_conversation(cl100k_im):
+    fine = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
+    convs = [fine] * (3 * CHUNK)
+
+    def first_error(threads):
+        with pytest.raises(ChatError) as e:
+            render_many(cl100k_im, convs, template=CENTRE, num_workers=threads)
+        return str(e.value)
+
+    # A conversation failing while its chunk is encoded (raise_exception, in the core), and
+    # one failing while the next chunk is converted (no role, in the calling thread).
+    convs[CHUNK + 44] = [{"role": "user", "content": "boom"}]
+    convs[2 * CHUNK + 3] = [{"content": "no role"}]
+    for threads in (1, 2, 4):
+        assert first_error(threads) == "conversation 300: the chat template failed: TemplateError: boom"
+    # The same two in one chunk: the one before is still rendered and reported first.
+    convs[CHUNK + 50] = [{"content": "no role"}]
+    for threads in (1, 2, 4):
+        assert first_error(threads) == "conversation 300: the chat template failed: TemplateError: boom"
+    # Before them, a conversation the core hands back to jinja2, which fails there.
+    convs[CHUNK + 10] = [{"role": "user", "content": "jinja2 fails"}]
+    for threads in (1, 2, 4):
+        assert first_error(threads).startswith("conversation 266: the chat template failed: TypeError"), threads
+    # And a conversation that fails while converting comes first when it is first.
+    convs[CHUNK + 5] = [{"content": "no role"}]
+    for threads in (1, 2, 4):
+        assert first_error(threads) == "conversation 261: message 0: expected a dict with 'role' and 'content', got {'content': 'no role'}"

@@ -3,24 +3,35 @@
 //!
 //! Converts the Python parts into the core's `chat::Segment`s (GIL held: the `str`s are
 //! borrowed, not copied), encodes the conversations on up to `num_threads` threads with the GIL
-//! released (`bytepair_core::chat`), and builds the `(ids, mask)` lists. One call per batch
+//! released (`bytepair_core::chat`), and builds the `(ids, mask)` lists. A Jinja template's
+//! conversation comes converted but not rendered (`JinjaConversation`, jinja.rs): the thread
+//! that encodes it renders it first, so rendering runs on every thread too. One call per batch
 //! rather than one `encode_ordinary` per text: the per-text Python calls, the per-token mask
 //! lists and the token-offset lookups were most of a conversation's cost.
 
+use bytepair_core::chat::frame::{Part as Rendered, TextTrain};
 use bytepair_core::chat::{encode_conversation, ChatError, Segment, Train};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
-use rayon::prelude::*;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{channel, Receiver};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::errors::to_py;
+use crate::jinja::{JinjaConversation, Prepared, Refused};
 use crate::ids::IntCache;
 use crate::text::Text;
 use crate::tokenizer::Tokenizer;
+
+/// A conversation as taken from Python: its parts, rendered by a template in Python (or by
+/// jinja2), or a Jinja template's conversation to be rendered here, on the encoding thread
+/// (`JinjaConversation`, jinja.rs): rendering then runs on every thread of a job, not only in
+/// the one that calls.
+enum Conv {
+    Parts(Vec<Part>),
+    Render(Arc<Prepared>),
+}
 
 /// A part of a conversation as taken from Python (owning its text's borrow of the `str`).
 enum Part {
@@ -37,100 +48,179 @@ enum Mask {
 /// Conversations per parallel task: enough text (~16 x 2 KB) that a task's overhead is small.
 const CHUNK: usize = 16;
 
-/// One chunk's results: all ids and mask bytes, where each conversation ends, and the first
-/// failure (conversation index, error), after which the chunk stops.
+/// One chunk's results: all ids and mask bytes, where each conversation ends, the
+/// conversations jinja2 is to render (index, why; their ids are left empty here), and the
+/// first failure (conversation index, error), after which the chunk stops.
 struct Done {
     ids: Vec<u32>,
     mask: Vec<u8>,
     ends: Vec<usize>,
+    jinja2: Vec<(usize, String)>,
     err: Option<(usize, Failed)>,
 }
 
 enum Failed {
     Chat(ChatError),
+    /// A Jinja template's ChatError (its message): `raise_exception`, a mask not found.
+    Template(String),
     /// The core panicked (a bug): reported, never unwound through the pool.
     Panicked,
 }
 
-/// `conversations`: a sequence of `(parts, trains)` pairs of equal-length lists; a part is a
+/// What a chat call gives Python: `(results, failed, jinja2)`, see [`encode_chat`].
+pub type Answer<'py> = (Bound<'py, PyList>, Option<(usize, String)>, Vec<(usize, String)>);
+
+/// `conversations`: a sequence of `(parts, trains)` pairs of equal-length lists (a part is a
 /// special token's id (`int`) or a text (`str`), its train is 0 or 1, or for a text a list of
-/// `(start, end)` character spans. Returns `(results, failed)`: `(ids, mask)` lists for each
-/// conversation before `failed`, which is None or `(index, why)` for the first conversation
-/// whose spans cannot be placed: `"not byte-level"` (the model's tokens are not byte strings
-/// of the text) or `"surrogates"` (a text with spans holds lone surrogates).
+/// `(start, end)` character spans) or `JinjaConversation`s, rendered here. Returns `(results,
+/// failed, jinja2)`: `(ids, mask)` lists for each conversation before `failed`, which is None
+/// or `(index, why)` for the first conversation that failed: `"not byte-level"` (its spans
+/// split a text and the model's tokens are not byte strings of the text), `"surrogates"` (a
+/// text with spans holds lone surrogates), or a Jinja template's ChatError message; `jinja2`:
+/// `(index, why)` for each conversation before `failed` that jinja2 is to render (its lists
+/// are empty).
 pub fn encode_chat<'py>(
     py: Python<'py>,
-    tokenizer: &bytepair_core::Tokenizer,
-    ints: &IntCache,
+    tokenizer: &Bound<'py, Tokenizer>,
     conversations: &Bound<'py, PyAny>,
     num_threads: usize,
-) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+) -> PyResult<Answer<'py>> {
+    if num_threads > 1 && conversations.len().unwrap_or(0) > CHUNK {
+        // On the pool and this thread, as `render_many`'s jobs are. A small batch stays here:
+        // handing it to another thread and waiting costs a wake-up, which on a busy machine
+        // is a time slice.
+        return start(tokenizer, conversations, num_threads - 1)?.result(py);
+    }
     let (convs, refused) = convert(conversations)?;
-    let chunks = py.allow_threads(|| {
-        if num_threads <= 1 || convs.len() <= CHUNK {
-            // Here, not on a pool's thread: handing a small batch to another thread and
-            // waiting for it costs a wake-up, which on a busy machine is a time slice.
-            return encode_all(tokenizer, &convs, 1);
-        }
-        crate::threads::with_threads(num_threads, || encode_all(tokenizer, &convs, num_threads)).unwrap_or_else(|| encode_all(tokenizer, &convs, 1))
-    });
-    lists(py, ints, chunks, refused)
+    let inner = &tokenizer.get().inner;
+    let chunks = py.allow_threads(|| convs.chunks(CHUNK).enumerate().map(|(c, chunk)| encode_chunk(inner, c * CHUNK, chunk)).collect());
+    lists(py, &tokenizer.get().ints, chunks, refused)
 }
 
 /// `encode_chat` in two steps: [`start`] converts the conversations and hands their encoding to
-/// the pool, without waiting; [`ChatJob::result`] waits for it and builds the lists. The caller
-/// (`render_many`) renders the next conversations in between. A Python thread that called
-/// `encode_chat` instead needed the GIL to convert and to build the lists, which it got only
-/// when the rendering thread blocked (or after the 5 ms switch interval): rendering and encoding
-/// took turns rather than overlapping.
+/// the pool, without waiting; [`ChatJob::result`] encodes what the pool has not claimed yet,
+/// waits for the rest and builds the lists. The caller (`render_many`) renders the next
+/// conversations in between. A Python thread that called `encode_chat` instead needed the GIL
+/// to convert and to build the lists, which it got only when the rendering thread blocked (or
+/// after the 5 ms switch interval): rendering and encoding took turns rather than overlapping.
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct ChatJob {
-    done: Mutex<Option<Receiver<Finished>>>,
+    shared: Mutex<Option<Arc<Shared>>>,
     refused: Option<(usize, &'static str)>,
     tokenizer: Py<Tokenizer>,
 }
 
-/// What the pool sends back: the chunks, and the conversations and tokenizer it borrowed (to be
-/// released here, with the GIL, rather than on the pool's thread).
-type Finished = (Vec<Done>, Vec<Vec<Part>>, Py<Tokenizer>);
+/// A job's conversations and who encodes which: the pool's workers claim runs from the
+/// front, the caller (once it asks for the result) from the back, as the list batches do
+/// (threads.rs, `Claims`). Before, the caller waited idle for the pool while it had nothing
+/// left to render: with 2 threads, half the machine. A run is at most [`CHUNK`]
+/// conversations and shrinks as the job runs out (a share of what is left), so the caller's
+/// wait for the last run a worker claimed is short. The last holder of the `Arc` frees the
+/// conversations (a worker: pyo3 then defers the `str`s' release to the next GIL holder).
+struct Shared {
+    convs: Vec<Conv>,
+    tokenizer: Py<Tokenizer>,
+    /// The threads that claim: the pool's and the caller.
+    threads: usize,
+    /// Conversations `[front, back)` are unclaimed.
+    claims: Mutex<(usize, usize)>,
+    /// The encoded runs (first conversation, result), and how many conversations they hold.
+    done: Mutex<(Vec<(usize, Done)>, usize)>,
+    all_done: Condvar,
+}
+
+impl Shared {
+    fn claim(&self, from_back: bool) -> Option<std::ops::Range<usize>> {
+        let mut span = self.claims.lock().unwrap_or_else(|e| e.into_inner());
+        let (front, back) = *span;
+        if front == back {
+            return None;
+        }
+        let k = ((back - front) / (2 * self.threads)).clamp(1, CHUNK);
+        Some(if from_back {
+            span.1 -= k;
+            back - k..back
+        } else {
+            span.0 += k;
+            front..front + k
+        })
+    }
+
+    /// Encodes runs claimed from one end until none is left.
+    fn work(&self, from_back: bool) {
+        let tokenizer = &self.tokenizer.get().inner;
+        while let Some(run) = self.claim(from_back) {
+            let (first, n) = (run.start, run.len());
+            let chunk = encode_chunk(tokenizer, first, &self.convs[run]);
+            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+            done.0.push((first, chunk));
+            done.1 += n;
+            if done.1 == self.convs.len() {
+                self.all_done.notify_all();
+            }
+        }
+    }
+
+    /// Every run's result in conversation order, once all are encoded (this thread encodes
+    /// from the back meanwhile).
+    fn finish(&self) -> Vec<Done> {
+        self.work(true);
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        while done.1 < self.convs.len() {
+            done = self.all_done.wait(done).unwrap_or_else(|e| e.into_inner());
+        }
+        let mut runs = std::mem::take(&mut done.0);
+        runs.sort_unstable_by_key(|(first, _)| *first);
+        runs.into_iter().map(|(_, chunk)| chunk).collect()
+    }
+}
 
 pub fn start(tokenizer: &Bound<'_, Tokenizer>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<ChatJob> {
-    let py = tokenizer.py();
     let (convs, refused) = convert(conversations)?;
-    let (tx, rx) = channel();
-    let lent = tokenizer.clone().unbind();
-    let job = move || {
-        let chunks = encode_all(&lent.get().inner, &convs, num_threads);
-        let _ = tx.send((chunks, convs, lent)); // the receiver is gone only if the job was dropped
-    };
-    match crate::threads::pool_of(num_threads) {
-        Some(pool) => pool.spawn(job),
-        None => py.allow_threads(job), // no thread could be started: here, now
+    let chunks = convs.len().div_ceil(CHUNK);
+    let pool = crate::threads::pool_of(num_threads).filter(|_| chunks > 0);
+    let shared = Arc::new(Shared {
+        tokenizer: tokenizer.clone().unbind(),
+        threads: pool.as_ref().map_or(0, |p| p.current_num_threads()) + 1,
+        claims: Mutex::new((0, convs.len())),
+        done: Mutex::new((Vec::with_capacity(chunks), 0)),
+        all_done: Condvar::new(),
+        convs,
+    });
+    // No pool (none could be started): the caller encodes everything in `result`.
+    if let Some(pool) = pool {
+        for _ in 0..pool.current_num_threads().min(chunks) {
+            let shared = shared.clone();
+            pool.spawn(move || shared.work(false));
+        }
     }
-    Ok(ChatJob { done: Mutex::new(Some(rx)), refused, tokenizer: tokenizer.clone().unbind() })
+    Ok(ChatJob { shared: Mutex::new(Some(shared)), refused, tokenizer: tokenizer.clone().unbind() })
 }
 
 #[pymethods]
 impl ChatJob {
-    /// `encode_chat`'s `(results, failed)`, once the pool is done (waited for with the GIL
-    /// released). A second call raises.
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
-        let rx = self.done.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let rx = rx.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
-        let (chunks, _convs, _lent) = py
-            .allow_threads(move || rx.recv())
-            .map_err(|_| PyRuntimeError::new_err("bytepair internal error: a chat job ended without a result (a bug: please report it)"))?;
+    /// `encode_chat`'s `(results, failed, jinja2)`: the chunks the pool has not claimed are encoded
+    /// here, the rest waited for, with the GIL released. A second call raises.
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Answer<'py>> {
+        let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let shared = shared.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
+        let chunks = py.allow_threads(|| shared.finish());
         lists(py, &self.tokenizer.get().ints, chunks, self.refused)
     }
 }
 
-/// The conversations as parts, up to the first that cannot be taken (its index and why): the
+/// The conversations, up to the first that cannot be taken (its index and why): the
 /// ones before it are still encoded, since an error among them comes first.
-fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Vec<Part>>, Option<(usize, &'static str)>)> {
-    let mut convs: Vec<Vec<Part>> = Vec::with_capacity(conversations.len().unwrap_or(0));
+fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Conv>, Option<(usize, &'static str)>)> {
+    let mut convs: Vec<Conv> = Vec::with_capacity(conversations.len().unwrap_or(0));
     for conv in conversations.try_iter()? {
-        match parts(&conv?)? {
-            Some(p) => convs.push(p),
+        let conv = conv?;
+        if let Ok(c) = conv.downcast::<JinjaConversation>() {
+            convs.push(Conv::Render(c.get().inner.clone()));
+            continue;
+        }
+        match parts(&conv)? {
+            Some(p) => convs.push(Conv::Parts(p)),
             None => {
                 let at = convs.len();
                 return Ok((convs, Some((at, "surrogates"))));
@@ -140,28 +230,13 @@ fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Vec<Part>>, Option
     Ok((convs, None))
 }
 
-/// Every conversation encoded, in chunks, on the current pool's threads when `num_threads` > 1
-/// (the caller runs this inside one of our pools).
-fn encode_all(tokenizer: &bytepair_core::Tokenizer, convs: &[Vec<Part>], num_threads: usize) -> Vec<Done> {
-    let run = |(c, chunk): (usize, &[Vec<Part>])| encode_chunk(tokenizer, c * CHUNK, chunk);
-    if num_threads <= 1 {
-        convs.chunks(CHUNK).enumerate().map(run).collect()
-    } else {
-        convs.par_chunks(CHUNK).enumerate().map(run).collect()
-    }
-}
-
 /// The `(ids, mask)` lists of the encoded chunks, up to the first failure.
-fn lists<'py>(
-    py: Python<'py>,
-    ints: &IntCache,
-    chunks: Vec<Done>,
-    refused: Option<(usize, &'static str)>,
-) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
+fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Option<(usize, &'static str)>) -> PyResult<Answer<'py>> {
     // Lists of ints form no cycles; without the pause the collector walked every young list
     // (a fifth of a call's samples in perf).
     let _gc = crate::threads::GcPaused::new(py);
     let out = PyList::empty(py);
+    let mut jinja2 = Vec::new();
     for chunk in chunks {
         let mut start = 0;
         for &end in &chunk.ends {
@@ -169,43 +244,87 @@ fn lists<'py>(
             out.append(pair)?;
             start = end;
         }
-        match chunk.err {
-            None => {}
-            Some((i, Failed::Chat(ChatError::NotByteLevel))) => return Ok((out, Some((i, "not byte-level")))),
+        jinja2.extend(chunk.jinja2);
+        let failed = match chunk.err {
+            None => continue,
+            Some((i, Failed::Chat(ChatError::NotByteLevel))) => (i, "not byte-level".to_string()),
+            Some((i, Failed::Template(message))) => (i, message),
             Some((_, Failed::Chat(ChatError::Encode(e)))) => return Err(to_py(e)),
             Some((_, Failed::Panicked)) => return Err(PyRuntimeError::new_err("bytepair internal error (a bug: please report it)")),
-        }
+        };
+        return Ok((out, Some(failed), jinja2));
     }
-    Ok((out, refused))
+    Ok((out, refused.map(|(i, why)| (i, why.to_string())), jinja2))
 }
 
-fn encode_chunk(tokenizer: &bytepair_core::Tokenizer, first: usize, convs: &[Vec<Part>]) -> Done {
-    let mut done = Done { ids: Vec::new(), mask: Vec::new(), ends: Vec::with_capacity(convs.len()), err: None };
-    let (mut segments, mut scratch) = (Vec::new(), Vec::new());
+fn encode_chunk(tokenizer: &bytepair_core::Tokenizer, first: usize, convs: &[Conv]) -> Done {
+    let mut done = Done { ids: Vec::new(), mask: Vec::new(), ends: Vec::with_capacity(convs.len()), jinja2: Vec::new(), err: None };
+    let mut scratch = Vec::new();
     for (k, conv) in convs.iter().enumerate() {
-        segments.clear();
-        segments.extend(conv.iter().map(|p| match p {
-            Part::Token(id, train) => Segment::Token { id: *id, train: *train },
-            Part::Text(text, mask) => Segment::Text {
-                text,
-                train: match mask {
-                    Mask::No => Train::No,
-                    Mask::All => Train::All,
-                    Mask::Spans(s) => Train::Spans(s),
-                },
-            },
-        }));
-        let r = match catch_unwind(AssertUnwindSafe(|| encode_conversation(tokenizer, &segments, &mut done.ids, &mut done.mask, &mut scratch))) {
-            Ok(r) => r.map_err(Failed::Chat),
-            Err(_) => Err(Failed::Panicked),
-        };
-        if let Err(e) = r {
-            done.err = Some((first + k, e));
-            break;
+        let r = catch_unwind(AssertUnwindSafe(|| encode_one(tokenizer, conv, &mut done.ids, &mut done.mask, &mut scratch)));
+        match r {
+            Ok(Ok(None)) => {}
+            Ok(Ok(Some(why))) => done.jinja2.push((first + k, why)),
+            Ok(Err(e)) => {
+                done.err = Some((first + k, e));
+                break;
+            }
+            Err(_) => {
+                done.err = Some((first + k, Failed::Panicked));
+                break;
+            }
         }
         done.ends.push(done.ids.len());
     }
     done
+}
+
+/// One conversation's ids and mask appended (rendered first if it is a Jinja template's);
+/// `Some(why)` if jinja2 is to render it instead (nothing appended).
+fn encode_one(tokenizer: &bytepair_core::Tokenizer, conv: &Conv, ids: &mut Vec<u32>, mask: &mut Vec<u8>, scratch: &mut Vec<usize>) -> Result<Option<String>, Failed> {
+    let segments: Vec<Segment<'_>>;
+    let rendered: Vec<Rendered>;
+    match conv {
+        Conv::Parts(parts) => {
+            segments = parts
+                .iter()
+                .map(|p| match p {
+                    Part::Token(id, train) => Segment::Token { id: *id, train: *train },
+                    Part::Text(text, mask) => Segment::Text {
+                        text,
+                        train: match mask {
+                            Mask::No => Train::No,
+                            Mask::All => Train::All,
+                            Mask::Spans(s) => Train::Spans(s),
+                        },
+                    },
+                })
+                .collect();
+        }
+        Conv::Render(prepared) => {
+            rendered = match prepared.render() {
+                Ok(parts) => parts,
+                Err(Refused::Jinja2(why)) => return Ok(Some(why)),
+                Err(Refused::Chat(message)) => return Err(Failed::Template(message)),
+            };
+            segments = rendered
+                .iter()
+                .map(|p| match p {
+                    Rendered::Token { id, train } => Segment::Token { id: *id, train: *train },
+                    Rendered::Text { text, train } => Segment::Text {
+                        text,
+                        train: match train {
+                            TextTrain::No => Train::No,
+                            TextTrain::All => Train::All,
+                            TextTrain::Spans(s) => Train::Spans(s),
+                        },
+                    },
+                })
+                .collect();
+        }
+    }
+    encode_conversation(tokenizer, &segments, ids, mask, scratch).map_err(Failed::Chat)?;
+    Ok(None)
 }
 
 /// One conversation's `(parts, trains)`; None if a text with spans holds lone surrogates.

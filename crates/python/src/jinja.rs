@@ -9,6 +9,11 @@
 //! what the engine does not reproduce (printing a list or dict) raise `NotImplementedError`,
 //! on which the Python layer renders that call with jinja2.
 //!
+//! A conversation is converted with the GIL held ([`JinjaTemplate::prepare`], giving a
+//! [`JinjaConversation`]) and rendered without it: here (`JinjaConversation.parts`) or on a chat
+//! job's threads (chat.rs), where `render_many` sends a chunk of them to be rendered and
+//! encoded together, so rendering runs on every core rather than in the calling thread only.
+//!
 //! Measured against the other route (`json.dumps` in Python, `serde_json` into minijinja values
 //! here), converting directly was faster and keeps what JSON loses (tuples vs lists are the
 //! same to a template, but non-str keys, NaN and big ints are not).
@@ -18,6 +23,7 @@ use bytepair_core::chat::jinja::{dict_value, list_value, Conversation, JinjaTemp
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use std::sync::Arc;
 
 pyo3::import_exception!(bytepair.errors, ChatError);
 
@@ -26,97 +32,78 @@ const MAX_DEPTH: usize = 200;
 
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct JinjaTemplate {
-    inner: Core,
+    inner: Arc<Core>,
+}
+
+/// Why a conversation did not render in the core: jinja2 is to render it (NotImplementedError
+/// in Python, with this reason), or it fails (a ChatError with this message).
+pub enum Refused {
+    Jinja2(String),
+    Chat(String),
+}
+
+impl Refused {
+    pub fn into_py(self) -> PyErr {
+        match self {
+            Refused::Jinja2(why) => PyNotImplementedError::new_err(why),
+            Refused::Chat(message) => ChatError::new_err(message),
+        }
+    }
 }
 
 /// `raise_exception`'s message and syntax errors are ChatErrors; any other failure is handed
-/// back (NotImplementedError) for jinja2 to render: minijinja lacks some of jinja2's filters,
-/// tests and Python methods, and where jinja2 fails too its error is the one transformers'
-/// users know.
-fn to_py(e: TemplateError) -> PyErr {
+/// back for jinja2 to render: minijinja lacks some of jinja2's filters, tests and Python
+/// methods, and where jinja2 fails too its error is the one transformers' users know.
+fn refused(e: TemplateError) -> Refused {
     match e {
-        TemplateError::Unsupported(what) => PyNotImplementedError::new_err(what),
-        TemplateError::Syntax { .. } => ChatError::new_err(format!("the chat template is {e}")),
-        TemplateError::Raised(_) | TemplateError::Context(_) => ChatError::new_err(format!("the chat template failed: {e}")),
-        TemplateError::Render { .. } => PyNotImplementedError::new_err(format!("the chat template failed: {e}")),
+        TemplateError::Unsupported(what) => Refused::Jinja2(what),
+        TemplateError::Syntax { .. } => Refused::Chat(format!("the chat template is {e}")),
+        TemplateError::Raised(_) | TemplateError::Context(_) => Refused::Chat(format!("the chat template failed: {e}")),
+        TemplateError::Render { .. } => Refused::Jinja2(format!("the chat template failed: {e}")),
     }
 }
 
-/// An encoding's special tokens for marking and splitting rendered conversations
-/// (bytepair_core::chat::frame), built once per encoding.
+fn to_py(e: TemplateError) -> PyErr {
+    refused(e).into_py()
+}
+
+/// A conversation converted for the core's renderer (its strings marked), with how to render
+/// it: everything [`JinjaTemplate::render_parts`] needs, and nothing of Python's, so any
+/// thread can render it without the GIL.
+pub struct Prepared {
+    template: Arc<Core>,
+    specials: Arc<Specials>,
+    conversation: Conversation,
+    add_generation_prompt: bool,
+    mask: bool,
+    end_of_turn: Vec<u32>,
+    names: String,
+}
+
+impl Prepared {
+    /// The conversation rendered and split into parts (bytepair_core::chat::jinja).
+    pub fn render(&self) -> Result<Vec<Part>, Refused> {
+        let mask = if self.mask { Mask::Yes { end_of_turn: &self.end_of_turn, names: &self.names } } else { Mask::No };
+        self.template.render_parts(&self.specials, &self.conversation, self.add_generation_prompt, mask).map_err(|e| match e {
+            RenderError::Template(e) => refused(e),
+            RenderError::Frame(e) => Refused::Chat(e.to_string()),
+        })
+    }
+}
+
+/// A prepared conversation ([`Prepared`]): `parts()` renders it here; a chat job renders it
+/// on its threads.
 #[pyclass(frozen, module = "bytepair._core")]
-pub struct ChatSpecials {
-    inner: Specials,
+pub struct JinjaConversation {
+    pub inner: Arc<Prepared>,
 }
 
 #[pymethods]
-impl ChatSpecials {
-    #[new]
-    fn new(tokens: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let mut pairs = Vec::with_capacity(tokens.len());
-        for (k, v) in tokens.iter() {
-            pairs.push((k.extract::<String>()?, v.extract::<u32>()?));
-        }
-        Ok(ChatSpecials { inner: Specials::new(pairs).map_err(PyValueError::new_err)? })
-    }
-}
-
-#[pymethods]
-impl JinjaTemplate {
-    #[new]
-    fn new(py: Python<'_>, source: &str) -> PyResult<Self> {
-        let inner = py.allow_threads(|| Core::new(source)).map_err(to_py)?;
-        Ok(JinjaTemplate { inner })
-    }
-
-    /// Whether the source has `{% generation %}` blocks.
-    #[getter]
-    fn has_generation(&self) -> bool {
-        self.inner.has_generation()
-    }
-
-    /// The rendered string; `context` maps variable names to values.
-    fn render(&self, py: Python<'_>, context: &Bound<'_, PyDict>) -> PyResult<String> {
-        let context = to_value(context.as_any(), 0, None)?;
-        py.allow_threads(|| self.inner.render(context)).map_err(to_py)
-    }
-
-    /// A conversation rendered and split into `(parts, trains)` (as `bytepair.chat.jinja`'s
-    /// Python path gives them): `special_tokens` are the template's own (not marked);
-    /// `variables` (tools, documents, extra keywords) and `messages` are the caller's, their
-    /// strings marked here. With `mask`, `end_of_turn` are the ids that end an assistant turn
-    /// and `names` their spellings (for the error message).
-    #[allow(clippy::too_many_arguments)]
-    fn parts<'py>(
-        &self,
-        py: Python<'py>,
-        specials: &ChatSpecials,
-        special_tokens: &Bound<'py, PyDict>,
-        variables: &Bound<'py, PyDict>,
-        messages: &Bound<'py, PyList>,
-        add_generation_prompt: bool,
-        mask: bool,
-        end_of_turn: Vec<u32>,
-        names: &str,
-    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-        let marker = Some(&specials.inner);
-        let mut conversation = Conversation::default();
-        for (k, v) in special_tokens.iter() {
-            conversation.variables.push((to_value(&k, 0, None)?, to_value(&v, 0, None)?));
-        }
-        for (k, v) in variables.iter() {
-            conversation.variables.push((to_value(&k, 0, None)?, to_value(&v, 0, marker)?));
-        }
-        for m in messages.iter() {
-            conversation.messages.push(to_value(&m, 0, marker)?);
-        }
-        let mask = if mask { Mask::Yes { end_of_turn: &end_of_turn, names } } else { Mask::No };
-        let parts = py
-            .allow_threads(|| self.inner.render_parts(&specials.inner, &conversation, add_generation_prompt, mask))
-            .map_err(|e| match e {
-                RenderError::Template(e) => to_py(e),
-                RenderError::Frame(e) => ChatError::new_err(e.to_string()),
-            })?;
+impl JinjaConversation {
+    /// The rendered conversation as `(parts, trains)` (as `bytepair.chat.jinja`'s Python path
+    /// gives them), rendered with the GIL released.
+    fn parts<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let parts = py.allow_threads(|| self.inner.render()).map_err(Refused::into_py)?;
         let out_parts = PyList::empty(py);
         let out_trains = PyList::empty(py);
         for part in parts {
@@ -136,6 +123,87 @@ impl JinjaTemplate {
             }
         }
         Ok((out_parts, out_trains))
+    }
+}
+
+/// An encoding's special tokens for marking and splitting rendered conversations
+/// (bytepair_core::chat::frame), built once per encoding.
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct ChatSpecials {
+    inner: Arc<Specials>,
+}
+
+#[pymethods]
+impl ChatSpecials {
+    #[new]
+    fn new(tokens: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let mut pairs = Vec::with_capacity(tokens.len());
+        for (k, v) in tokens.iter() {
+            pairs.push((k.extract::<String>()?, v.extract::<u32>()?));
+        }
+        Ok(ChatSpecials { inner: Arc::new(Specials::new(pairs).map_err(PyValueError::new_err)?) })
+    }
+}
+
+#[pymethods]
+impl JinjaTemplate {
+    #[new]
+    fn new(py: Python<'_>, source: &str) -> PyResult<Self> {
+        let inner = py.allow_threads(|| Core::new(source)).map_err(to_py)?;
+        Ok(JinjaTemplate { inner: Arc::new(inner) })
+    }
+
+    /// Whether the source has `{% generation %}` blocks.
+    #[getter]
+    fn has_generation(&self) -> bool {
+        self.inner.has_generation()
+    }
+
+    /// The rendered string; `context` maps variable names to values.
+    fn render(&self, py: Python<'_>, context: &Bound<'_, PyDict>) -> PyResult<String> {
+        let context = to_value(context.as_any(), 0, None)?;
+        py.allow_threads(|| self.inner.render(context)).map_err(to_py)
+    }
+
+    /// A conversation converted to be rendered and split into `(parts, trains)`
+    /// ([`JinjaConversation`]): `special_tokens` are the template's own (not marked);
+    /// `variables` (tools, documents, extra keywords) and `messages` are the caller's, their
+    /// strings marked here. With `mask`, `end_of_turn` are the ids that end an assistant turn
+    /// and `names` their spellings (for the error message). NotImplementedError for a value
+    /// jinja2 is to render.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare(
+        &self,
+        specials: &ChatSpecials,
+        special_tokens: &Bound<'_, PyDict>,
+        variables: &Bound<'_, PyDict>,
+        messages: &Bound<'_, PyList>,
+        add_generation_prompt: bool,
+        mask: bool,
+        end_of_turn: Vec<u32>,
+        names: String,
+    ) -> PyResult<JinjaConversation> {
+        let marker = Some(&*specials.inner);
+        let mut conversation = Conversation::default();
+        for (k, v) in special_tokens.iter() {
+            conversation.variables.push((to_value(&k, 0, None)?, to_value(&v, 0, None)?));
+        }
+        for (k, v) in variables.iter() {
+            conversation.variables.push((to_value(&k, 0, None)?, to_value(&v, 0, marker)?));
+        }
+        for m in messages.iter() {
+            conversation.messages.push(to_value(&m, 0, marker)?);
+        }
+        let inner = Prepared {
+            template: self.inner.clone(),
+            specials: specials.inner.clone(),
+            conversation,
+            add_generation_prompt,
+            mask,
+            end_of_turn,
+            names,
+        };
+        Ok(JinjaConversation { inner: Arc::new(inner) })
     }
 
     /// The rendered string, the context given as a JSON object.

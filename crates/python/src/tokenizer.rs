@@ -374,14 +374,15 @@ impl Tokenizer {
     }
 
     /// Rendered chat conversations -> `(ids, mask)` lists, on up to `num_threads` threads
-    /// (see `chat.rs`): `(results, failed)`.
+    /// (see `chat.rs`): `(results, failed, jinja2)`.
     #[pyo3(signature = (conversations, num_threads=1))]
-    fn encode_chat<'py>(&self, py: Python<'py>, conversations: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<(Bound<'py, PyList>, Option<(usize, &'static str)>)> {
-        crate::chat::encode_chat(py, &self.inner, &self.ints, conversations, num_threads)
+    fn encode_chat<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<crate::chat::Answer<'py>> {
+        crate::chat::encode_chat(slf.py(), slf, conversations, num_threads)
     }
 
     /// `encode_chat` without waiting: the encoding runs on a pool of `num_threads` threads
-    /// while the caller goes on; `.result()` gives `(results, failed)` (see `chat.rs`).
+    /// while the caller goes on; `.result()` encodes what the pool has not taken yet on the
+    /// calling thread too and gives `(results, failed, jinja2)` (see `chat.rs`).
     #[pyo3(signature = (conversations, num_threads=1))]
     fn encode_chat_start(slf: &Bound<'_, Self>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<crate::chat::ChatJob> {
         crate::chat::start(slf, conversations, num_threads)

@@ -101,6 +101,15 @@ def _parts(encoding: Any, t: Template | ChatTemplate, conversation: Any, options
     return out.parts, out.trains
 
 
+def _prepared(encoding: Any, t: Template | ChatTemplate, conversation: Any, options: dict) -> Any:
+    """What :func:`render_many` hands the core for ``conversation``: its ``(parts, trains)``,
+    or for a Jinja template the conversation converted for the core to render (on its threads,
+    without the GIL; see :meth:`ChatTemplate.prepare`)."""
+    if isinstance(t, ChatTemplate):
+        return t.prepare(encoding, messages_of(conversation), **_with_tools(conversation, options))
+    return _parts(encoding, t, conversation, options)
+
+
 def render_conversation(
     encoding: Any,
     conversation: Sequence[Mapping[str, Any]] | Mapping[str, Any],

@@ -101,14 +101,25 @@ def encode_parts(encoding: Any, rendered: list[tuple[list, list]], num_threads: 
     A conversation whose spans split a text of a model whose tokens are not the text's bytes
     raises a :class:`ChatError`, which names it (``conversation i: ...``, counting from
     ``first``) when ``first`` is given."""
-    return checked(encoding, *encoding._core_bpe.encode_chat(rendered, num_threads), first)
+    return checked(encoding, encoding._core_bpe.encode_chat(rendered, num_threads), first)
 
 
-def checked(encoding: Any, results: list, failed: tuple[int, str] | None, first: int | None) -> list:
-    """``results`` of ``encode_chat`` (or a job's), or the :class:`ChatError` for ``failed``."""
+def checked(encoding: Any, answer: tuple, first: int | None, jinja2: Callable[[int], tuple] | None = None) -> list:
+    """The results of ``encode_chat`` (or a job's), or the :class:`ChatError` of the first
+    conversation that failed. ``answer`` is ``(results, failed, handed_back)``: the
+    conversations in ``handed_back`` (all before ``failed``; only a Jinja template's, rendered
+    in the core) are jinja2's to render, which ``jinja2(index)`` does, giving their
+    ``(ids, mask)``; in order, so an error among them is raised before a later one."""
+    results, failed, handed_back = answer
+    for index, _why in handed_back:
+        try:
+            results[index] = jinja2(index)  # type: ignore[misc]  # (handed back only with it)
+        except ChatError as e:
+            raise ChatError(str(e) if first is None else f"conversation {first + index}: {e}") from None
     if failed is not None:
         index, why = failed
-        message = _REFUSED[why].format(name=encoding.name)
+        # One of the core's own refusals, or a Jinja template's ChatError message as it is.
+        message = _REFUSED[why].format(name=encoding.name) if why in _REFUSED else why
         raise ChatError(message if first is None else f"conversation {first + index}: {message}")
     return results
 

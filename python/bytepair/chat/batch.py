@@ -1,13 +1,15 @@
 """Rendering many conversations on all cores: :func:`render_many`.
 
-A conversation costs two kinds of work: the template's (Python: walking the messages, or
-jinja2 for a Jinja template), which gives its parts (special-token ids and texts, see
-:class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust). The template's
-part runs here, in this thread; the encoding runs in one core call per chunk of conversations,
-with the GIL released. With more than one thread the chunks are pipelined: the core encodes a
-chunk on its own threads (``Tokenizer.encode_chat_start``) while this thread renders the next,
-and the lists are built here once that is done. No worker processes: the rendered parts and the
-results would have to be pickled across, which measured slower than one process.
+A conversation costs two kinds of work: the template's, which gives its parts (special-token ids
+and texts, see :class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust).
+A built-in template's part runs here, in this thread (Python); a Jinja template's conversations
+are only converted here (:meth:`ChatTemplate.prepare`) and rendered by the core. The rest runs
+in one core call per chunk of conversations, with the GIL released. With more than one thread
+the chunks are pipelined: the core starts on a chunk on its own threads
+(``Tokenizer.encode_chat_start``) while this thread renders the next; then this thread takes
+what the core's threads have not claimed of it yet (from the back, GIL released) rather than
+wait idle, and builds its lists. No worker processes: the rendered parts and the results would
+have to be pickled across, which measured slower than one process.
 """
 
 from __future__ import annotations
@@ -49,9 +51,9 @@ def render_many(
     if max_tokens is not None and max_tokens < 0:
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
     threads = num_workers or os.cpu_count() or 1
+    t = _template(encoding, template)
     with _gc_paused():
-        chunks = _rendered(encoding, _template(encoding, template), conversations, options)
-        out = _render_chunks(encoding, chunks, threads)
+        out = _render_chunks(encoding, t, _rendered(encoding, t, conversations, options), threads, options)
     return _limit(out, max_tokens, drop_long)
 
 
@@ -71,52 +73,67 @@ def _gc_paused():
             gc.enable()
 
 
-def _render_chunks(encoding: Any, chunks, threads: int) -> list:
+def _render_chunks(encoding: Any, t: Any, chunks, threads: int, options: dict) -> list:
+    from bytepair.chat import _parts
     from bytepair.chat._render import checked, encode_parts
+
+    def results(first: int, answer: tuple, originals: list) -> list:
+        # What the core hands back for jinja2 is rendered here, the Python way (`parts`: the
+        # core refuses it again, jinja2 renders it), in order with the core's own errors.
+        return checked(encoding, answer, first,
+                       lambda k: encode_parts(encoding, [_parts(encoding, t, originals[k], options)])[0])
 
     out: list = []
     if threads == 1:  # everything on this thread, one chunk after the other
-        for first, rendered in chunks:
-            out += encode_parts(encoding, rendered, 1, first=first)
+        for first, rendered, originals in chunks:
+            out += results(first, encoding._core_bpe.encode_chat(rendered, 1), originals)
         return out
     # The core encodes a chunk on its own threads (threads - 1 of them: this one renders the
-    # next chunk meanwhile) and is asked for the lists only once the next chunk is rendered.
+    # next chunk meanwhile) and is asked for the lists only once the next chunk is rendered;
+    # `result()` then encodes the chunk's unclaimed conversations here too.
     jobs: deque = deque()
     chunks = iter(chunks)
     while True:
         try:
-            first, rendered = next(chunks)
+            first, rendered, originals = next(chunks)
         except StopIteration:
             break
-        except ChatError:  # a conversation failed to render; an earlier one may have failed to encode
-            for first_done, job in jobs:
-                checked(encoding, *job.result(), first_done)
+        except ChatError:  # a conversation failed to render; an earlier one may have failed in the core
+            for first_done, originals_done, job in jobs:
+                results(first_done, job.result(), originals_done)
             raise
-        jobs.append((first, encoding._core_bpe.encode_chat_start(rendered, max(1, threads - 1))))
+        jobs.append((first, originals, encoding._core_bpe.encode_chat_start(rendered, max(1, threads - 1))))
         if len(jobs) > 1:
-            first_done, job = jobs.popleft()
-            out += checked(encoding, *job.result(), first_done)
-    for first_done, job in jobs:
-        out += checked(encoding, *job.result(), first_done)
+            first_done, originals_done, job = jobs.popleft()
+            out += results(first_done, job.result(), originals_done)
+    for first_done, originals_done, job in jobs:
+        out += results(first_done, job.result(), originals_done)
     return out
 
 
 def _rendered(encoding: Any, t: Any, conversations: Iterable[Any], options: dict):
-    """``(index of the first, [(parts, trains), ...])`` for each chunk of conversations."""
-    from bytepair.chat import _parts
+    """``(index of the first, [what the core takes, ...], [conversation, ...])`` for each chunk
+    of conversations: their ``(parts, trains)``, or a Jinja template's converted conversations
+    (``_prepared``), which the core renders. A conversation that fails here ends the chunks
+    with those before it, which may still fail in the core, and so first."""
+    from bytepair.chat import _prepared
 
     rendered: list = []
+    originals: list = []
     first = 0
     for i, conversation in enumerate(conversations):
         try:
-            rendered.append(_parts(encoding, t, conversation, options))
+            rendered.append(_prepared(encoding, t, conversation, options))
         except ChatError as e:
+            if rendered:
+                yield first, rendered, originals
             raise ChatError(f"conversation {i}: {e}") from None
+        originals.append(conversation)
         if len(rendered) == CHUNK:
-            yield first, rendered
-            first, rendered = i + 1, []
+            yield first, rendered, originals
+            first, rendered, originals = i + 1, [], []
     if rendered:
-        yield first, rendered
+        yield first, rendered, originals
 
 
 def _limit(out: list, max_tokens: int | None, drop_long: bool) -> list:

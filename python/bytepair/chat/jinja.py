@@ -147,8 +147,25 @@ class ChatTemplate:
     def parts(self, encoding: Any, messages: Any, *, add_generation_prompt: bool = False,
               mask: bool = True, tools: Any = None, documents: Any = None,
               **kwargs: Any) -> tuple[list, list]:
-        """The rendered conversation as ``(parts, trains)`` for :func:`encode_parts` (what
-        ``render_many`` encodes many of in one call)."""
+        """The rendered conversation as ``(parts, trains)`` for :func:`encode_parts`."""
+        prepared = self.prepare(encoding, messages, add_generation_prompt=add_generation_prompt, mask=mask,
+                                tools=tools, documents=documents, **kwargs)
+        if type(prepared) is tuple:
+            return prepared
+        try:
+            return prepared.parts()
+        except NotImplementedError as e:
+            return self._parts_jinja2(str(e), encoding, _specials(encoding), _prepare(messages), add_generation_prompt,
+                                      mask, tools, documents, kwargs)
+
+    def prepare(self, encoding: Any, messages: Any, *, add_generation_prompt: bool = False,
+                mask: bool = True, tools: Any = None, documents: Any = None, **kwargs: Any) -> Any:
+        """:meth:`parts` up to the rendering: the conversation converted for the core (a
+        ``_core.JinjaConversation``, which ``.parts()`` renders, or ``render_many`` hands to
+        the core to render and encode on its threads, without the GIL), or its ``(parts,
+        trains)`` if jinja2 must render it (a value the core does not convert as jinja2 sees
+        it, a template minijinja cannot parse). The core hands back what it then cannot
+        render as jinja2 would (``parts`` and ``render_many`` render that with jinja2)."""
         messages = _prepare(messages)
         _check_keywords(kwargs)
         specials = _specials(encoding)
@@ -161,10 +178,10 @@ class ChatTemplate:
                                       mask, tools, documents, kwargs)
         try:
             # The core marks the caller's strings (messages, tools, documents, extra keywords;
-            # bos_token & co. are the template's own), renders, and splits (chat/frame.rs).
-            return self._engine.parts(specials.core, self.special_tokens_map,
-                                      {**kwargs, "tools": tools, "documents": documents}, messages,
-                                      add_generation_prompt, mask, eot_ids, eot_names)
+            # bos_token & co. are the template's own); rendering it splits it (chat/frame.rs).
+            return self._engine.prepare(specials.core, self.special_tokens_map,
+                                        {**kwargs, "tools": tools, "documents": documents}, messages,
+                                        add_generation_prompt, mask, eot_ids, eot_names)
         except NotImplementedError as e:
             return self._parts_jinja2(str(e), encoding, specials, messages, add_generation_prompt, mask,
                                       tools, documents, kwargs)
