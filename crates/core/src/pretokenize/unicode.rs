@@ -75,11 +75,43 @@ pub fn char_flags(bytes: &[u8], i: usize) -> (u8, usize) {
         return (generated::ASCII[b0 as usize], 1);
     }
     if b0 & 0xf0 == 0xe0 {
-        let block = generated::BLOCK_INDEX[((b0 as usize & 0x0f) << 6) | (bytes[i + 1] as usize & 0x3f)] as usize;
-        return (generated::BLOCKS[block][(bytes[i + 2] & 0x3f) as usize], 3);
+        let block = ((b0 as usize & 0x0f) << 6) | (bytes[i + 1] as usize & 0x3f);
+        let f = match UNIFORM3[block] {
+            MIXED => generated::BLOCKS[generated::BLOCK_INDEX[block] as usize][(bytes[i + 2] & 0x3f) as usize],
+            f => f,
+        };
+        return (f, 3);
     }
     let (c, n) = decode_multi(bytes, i, b0);
     (flags(c), n)
+}
+
+/// [`UNIFORM3`]'s entry for a block whose code points differ in their flags (no flag byte has
+/// all bits set: the flags use five).
+const MIXED: u8 = 0xff;
+
+/// The flags shared by all 64 code points of each block `cp >> 6` below U+10000, or [`MIXED`]:
+/// built at compile time from the same table as [`flags`] (1 KB). Why: a run of CJK
+/// ideographs (U+3400-U+4DBF, U+4E00-U+9FFF: all `Lo`), Hangul syllables (U+AC00-U+D7A3) or
+/// box drawing is then classified from the lead and second byte alone, one read that does not
+/// wait on another, where the general table needs the block's index and then the entry.
+static UNIFORM3: [u8; 1024] = uniform_blocks();
+
+const fn uniform_blocks() -> [u8; 1024] {
+    let mut t = [MIXED; 1024];
+    let mut block = 0;
+    while block < 1024 {
+        let first = flags_const((block as u32) << 6);
+        let mut k = 1;
+        while k < 64 && flags_const((block as u32) << 6 | k) == first {
+            k += 1;
+        }
+        if k == 64 {
+            t[block] = first;
+        }
+        block += 1;
+    }
+    t
 }
 
 /// The code point starting at byte `i` of valid UTF-8 and its length in bytes.
@@ -173,6 +205,19 @@ mod tests {
             assert_eq!(char_flags(bytes, i), (flags(c as u32), c.len_utf8()), "U+{:04X}", c as u32);
             i += c.len_utf8();
         }
+    }
+
+    /// The uniform blocks the scanners' CJK runs rely on (the agreement of every entry with
+    /// `flags` is the test above, through `char_flags`).
+    #[test]
+    fn cjk_and_hangul_blocks_are_uniform() {
+        let both = L | UP | LO;
+        for cp in (0x3400..0x4dc0).chain(0x4e00..0xa000).chain(0xac00..0xd780).step_by(64) {
+            assert_eq!(UNIFORM3[cp >> 6], both, "U+{cp:04X}");
+        }
+        assert_eq!(UNIFORM3[0x4dc0 >> 6], 0, "Yijing hexagrams are symbols");
+        assert_eq!(UNIFORM3[0x3000 >> 6], MIXED, "CJK punctuation, spaces and Lm");
+        assert!((0..=0xffff).all(|cp| flags(cp) != MIXED));
     }
 
     #[test]
