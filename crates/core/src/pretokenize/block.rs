@@ -684,10 +684,16 @@ fn bytes_in(w: &[u8; 64], lo: u8, hi: u8) -> u32 {
 /// so the byte after a lead is bit `k + 1`).
 #[inline(always)]
 fn soon_from(eq: impl Fn(u8) -> u32, range: impl Fn(u8, u8) -> u32) -> bool {
-    let lead3 = range(0xe0, 0xff);
-    let plain3 = (eq(0xe2) & eq(0x80) >> 1) | (eq(0xe1) & range(0xb8, 0xbb) >> 1);
+    let first = (1 << SOON) - 1;
+    let lead3 = range(0xe0, 0xff) & first;
     let nbsp = eq(0xc2) & eq(0xa0) >> 1;
-    ((lead3 & !plain3) | nbsp) & ((1 << SOON) - 1) != 0
+    // Windows of Latin, Cyrillic or Greek text have no three-byte lead: two compares, not six
+    // (all six measured 3% slower on uk's split, stage, 7 alternated rounds).
+    if lead3 == 0 {
+        return nbsp & first != 0;
+    }
+    let plain3 = (eq(0xe2) & eq(0x80) >> 1) | (eq(0xe1) & range(0xb8, 0xbb) >> 1);
+    ((lead3 & !plain3) | nbsp) & first != 0
 }
 
 /// Calls `f(start, end)` for each piece of `text` from byte `range.start` (a piece start) until
