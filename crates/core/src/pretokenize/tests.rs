@@ -278,16 +278,12 @@ fn cjk_texts_against_the_regex() {
 /// fancy-regex on the first 1.5 MB of every corpus of tests/support.py.
 #[test]
 fn builtin_scanners_against_the_regex_on_the_corpora() {
-    for name in ["en", "code", "de", "zh-fortunes", "uk", "tr", "vi"] {
-        let Some(path) = crate::test_data::require("BYTEPAIR_CORPUS_DIR", &format!("{name}.txt")) else { return };
-        let text = std::fs::read_to_string(path).unwrap();
-        let mut end = text.len().min(1_500_000);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+    // Skipped locally when the corpora are not here, a failure in CI (see `crate::test_data`).
+    let Some(corpora) = crate::test_data::corpus_prefixes() else { return };
+    for (name, text) in &corpora {
         for p in builtin_patterns() {
             let (fast, slow) = (Pretokenizer::new(p).unwrap(), Pretokenizer::new_regex(p).unwrap());
-            assert!(pieces(&fast, &text[..end]) == pieces(&slow, &text[..end]), "{name}: pattern {}", fast.kind());
+            assert!(pieces(&fast, text) == pieces(&slow, text), "{name}: pattern {}", fast.kind());
         }
     }
 }
