@@ -688,7 +688,7 @@ fn soon_from(eq: impl Fn(u8) -> u32, range: impl Fn(u8, u8) -> u32) -> bool {
     let lead3 = range(0xe0, 0xff) & first;
     let nbsp = eq(0xc2) & eq(0xa0) >> 1;
     // Windows of Latin, Cyrillic or Greek text have no three-byte lead: two compares, not six
-    // (all six measured 3% slower on uk's split, stage, 7 alternated rounds).
+    // (engine-experiments.md, tenth pass).
     if lead3 == 0 {
         return nbsp & first != 0;
     }

@@ -204,11 +204,7 @@ fn two_byte_scripts_against_the_regex() {
         " ", " ", " ", "", "'", "'", "’", "ʼ", "'s", "'S", "'ſ", "'ll", "1", "23", "4567", ", ", ". ", "!\n", "\n\n", "  ",
         " \t", "«", "»", "—", "·", ";", "΄", "҂", "\u{483}", "\u{301}", "(", "-", "/", "\r\n", "中", "ʰ",
     ];
-    let mut rng = Rng(0x0c1a_55e5_0400_0370);
-    let fast: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new(p).unwrap()).collect();
-    let slow: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
-    let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
-    for _ in 0..cases / 4 {
+    against_the_regex(0x0c1a_55e5_0400_0370, |rng| {
         let mut text = String::new();
         let target = 100 + rng.below(500);
         while text.len() < target {
@@ -227,10 +223,8 @@ fn two_byte_scripts_against_the_regex() {
             }
             text.push_str(GLUE[rng.below(GLUE.len())]);
         }
-        for (f, s) in fast.iter().zip(&slow) {
-            assert_eq!(pieces(f, &text), pieces(s, &text), "pattern {} on {text:?}", f.kind());
-        }
-    }
+        text
+    });
 }
 
 /// Long texts (100-700 bytes, so the 64-byte driver, its shortcut past windows with CJK near
@@ -253,11 +247,7 @@ fn cjk_texts_against_the_regex() {
         "䷀", "─", "│", "┌", "\u{a0}", "Ａ", "ｚ", "A", "z", "Ab", "aB", "É", "é", "Д", "д", "ǅ", "ʰ", " ", "  ", "    ", "\n",
         "\n\n", "\r\n", "\t", "'s", "'S", "'", "1", "23", "456", ".", ", ", "/", "-- ", "😀", "’",
     ];
-    let mut rng = Rng(0xc1c_6b70_4e00_9fff);
-    let fast: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new(p).unwrap()).collect();
-    let slow: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
-    let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
-    for _ in 0..cases / 4 {
+    against_the_regex(0xc1c_6b70_4e00_9fff, |rng| {
         let mut text = String::new();
         let target = 100 + rng.below(600);
         while text.len() < target {
@@ -268,6 +258,19 @@ fn cjk_texts_against_the_regex() {
                 text.push_str(OTHER[rng.below(OTHER.len())]);
             }
         }
+        text
+    });
+}
+
+/// Every built-in scanner against fancy-regex on `BYTEPAIR_SCAN_CASES / 4` texts (1,000 by
+/// default) that `make` draws.
+fn against_the_regex(seed: u64, mut make: impl FnMut(&mut Rng) -> String) {
+    let mut rng = Rng(seed);
+    let fast: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new(p).unwrap()).collect();
+    let slow: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
+    let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
+    for _ in 0..cases / 4 {
+        let text = make(&mut rng);
         for (f, s) in fast.iter().zip(&slow) {
             assert_eq!(pieces(f, &text), pieces(s, &text), "pattern {} on {text:?}", f.kind());
         }
