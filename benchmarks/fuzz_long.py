@@ -3,7 +3,7 @@ tests/parity/test_fuzz_pretokenize.py).
 
 Generated strings (tests/fuzztext.py: every character class the split patterns tell apart,
 whitespace/newline mixes, contractions, random code points; and long texts of mostly plain
-characters, which take the scanners' 64-byte block path) are encoded by both libraries over
+characters, which take the scanners' 64-byte block path; and texts of CJK runs) are encoded by both libraries over
 the same ranks, for cl100k_base, o200k_base, the Llama 3 pattern (and the real Llama 3
 vocabulary when llama-models is installed), the GPT-2/r50k pattern, nanochat's pattern and the
 GPT-4 pattern as minbpe/rustbpe write it. Any mismatch is printed
@@ -30,7 +30,7 @@ from tiktoken.load import load_tiktoken_bpe  # noqa: E402
 import bytepair  # noqa: E402
 from bytepair.registry import llama, openai  # noqa: E402
 from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN  # noqa: E402
-from fuzztext import plain_text, random_text  # noqa: E402
+from fuzztext import cjk_text, plain_text, random_text  # noqa: E402
 
 
 def main() -> int:
@@ -70,15 +70,17 @@ def main() -> int:
     count, chars, mismatches = 0, 0, 0
     t0 = time.monotonic()
     while time.monotonic() - t0 < a.seconds and (a.cases is None or count < a.cases):
-        # Mostly short strings (boundaries), sometimes a long document, and long texts of
-        # mostly plain characters (the pre-tokenizers' block path).
+        # Mostly short strings (boundaries), sometimes a long document, long texts of mostly
+        # plain characters (the pre-tokenizers' block path), and texts of CJK runs.
         r = rnd.random()
         if r < 0.6:
             text = random_text(rnd)
         elif r < 0.62:
             text = "".join(random_text(rnd) for _ in range(200))
-        else:
+        elif r < 0.85:
             text = plain_text(rnd, rnd.randrange(64, 1500))
+        else:
+            text = cjk_text(rnd, rnd.randrange(20, 1500))
         for name, (ref, ours, _) in pairs.items():
             want, got = ref.encode_ordinary(text), ours.encode_ordinary(text)
             if want != got:

@@ -7,6 +7,11 @@ punctuation), mixed with random code points, and with runs repeated, so class bo
 whitespace/newline mixes come up often. Shared by tests/parity/test_fuzz_pretokenize.py (bounded) and
 benchmarks/fuzz_long.py (long runs).
 
+`cjk_text` makes longer texts of CJK runs (every range of `Lo` ideographs, kana, Hangul) with
+what ends or continues them: CJK and fullwidth punctuation, marks, `Lm`, numbers, spaces,
+cased letters (the scanners classify three-byte characters from their first two bytes, and
+the block path leaves windows with CJK near their start to the scalar scanner).
+
 `plain_text` makes longer texts of mostly ASCII and Latin-1 (what the pre-tokenizers' 64-byte
 block path takes, see crates/core/src/pretokenize/block.rs), with the palette's other
 characters now and then, so that windows of plain text meet every kind of boundary.
@@ -77,4 +82,32 @@ def plain_text(rnd: random.Random, n: int) -> str:
             p *= rnd.randrange(2, 6)
         parts.append(p)
         size += len(p)
+    return "".join(parts)
+
+
+# Letters of the CJK scripts, from every range: CJK Extension A, the Unified block to its last
+# code point, compatibility ideographs, Extensions B-H (planes 2 and 3), Hangul syllables and
+# Jamo, kana (also halfwidth), Bopomofo, Yi; and the `Lm` and marks that sit among them.
+CJK_LETTERS = (
+    list("中文的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生")
+    + list("㐀䶿鿿丽﨎𠀀𪛟𫝀𬺰𰀀𱍐가힣한국어ᄀㄱあゟアｱㄅꀀ〆") + ["ー", "ゝ", "々", "ｰ", "\u3099", "\u302a", "\u0301"]
+)
+# What ends or continues a run: CJK, fullwidth and box-drawing punctuation, the ideographic
+# space, numbers (`Nl` 〇, `No` ㈠, fullwidth digits), Yijing symbols (`So` amid the
+# ideographs), cased letters (fullwidth, ASCII, Latin-1, Cyrillic, `Lt`), apostrophes, spaces.
+CJK_OTHER = (
+    list("，。、「」《》（）：！？・゛〇〡㈠\u3000０９䷀─│┌") + ["\u00a0", "Ａ", "ｚ", "A", "z", "Ab", "aB", "É", "é", "Д", "д", "ǅ", "ʰ"]
+    + [" ", "  ", "    ", "\n", "\n\n", "\r\n", "\t", "'s", "'S", "'", "’", "1", "23", "456", ".", ", ", "/", "-- ", "😀"]
+)
+
+
+def cjk_text(rnd: random.Random, n: int) -> str:
+    """About `n` characters: runs of 1-30 CJK letters, each followed by 1-3 parts of what ends
+    or continues a run."""
+    parts, size = [], 0
+    while size < n:
+        run = "".join(rnd.choice(CJK_LETTERS) for _ in range(rnd.randrange(1, 31)))
+        other = "".join(rnd.choice(CJK_OTHER) for _ in range(rnd.randrange(1, 4)))
+        parts.append(run + other)
+        size += len(run) + len(other)
     return "".join(parts)

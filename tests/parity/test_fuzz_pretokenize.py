@@ -27,7 +27,7 @@ from bytepair import _core  # noqa: E402
 from bytepair.registry import llama, openai  # noqa: E402
 from bytepair.train import NANOCHAT_PATTERN, RUSTBPE_GPT4_PATTERN  # noqa: E402
 
-from fuzztext import PALETTE, plain_text, random_text  # noqa: E402
+from fuzztext import PALETTE, cjk_text, plain_text, random_text  # noqa: E402
 N_GENERATED = 2500
 
 
@@ -103,6 +103,16 @@ def test_plain_documents(pair):
     rnd = random.Random(64)
     for _ in range(300):
         _check(ref, ours, plain_text(rnd, rnd.randrange(64, 2000)))
+
+
+def test_cjk_documents(pair):
+    """Long texts of CJK runs from every `Lo` range with punctuation, marks, numbers, spaces
+    and cased letters around them: the scanners' three-byte classification, and the block
+    path handing windows with CJK near their start to the scalar scanner."""
+    ref, ours = pair
+    rnd = random.Random(0x4E00)
+    for _ in range(150):
+        _check(ref, ours, cjk_text(rnd, rnd.randrange(20, 1500)))
 
 
 def test_long_runs(pair):

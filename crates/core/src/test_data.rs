@@ -35,6 +35,23 @@ pub fn require(var: &str, file: &str) -> Option<PathBuf> {
     }
 }
 
+/// The corpora of tests/support.py CORPORA (Latin, Cyrillic and Han scripts, Turkish's dotted
+/// and dotless i, Vietnamese's stacked marks, Python source): each name and its first 1.5 MB,
+/// cut at a character boundary. `None` when they are missing, by the rule of [`require`].
+pub fn corpus_prefixes() -> Option<Vec<(&'static str, String)>> {
+    let mut out = Vec::new();
+    for name in ["en", "code", "de", "zh-fortunes", "uk", "tr", "vi"] {
+        let mut text = std::fs::read_to_string(require("BYTEPAIR_CORPUS_DIR", &format!("{name}.txt"))?).unwrap();
+        let mut end = text.len().min(1_500_000);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        out.push((name, text));
+    }
+    Some(out)
+}
+
 /// A small deterministic generator (xorshift64) for the randomised tests: the same seed gives
 /// the same cases on every machine, with no dependency.
 pub struct Rng(pub u64);

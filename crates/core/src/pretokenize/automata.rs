@@ -225,16 +225,8 @@ mod tests {
     fn same_pieces_as_fancy_regex_on_the_corpora() {
         // Whole files as single texts; skipped locally when the corpora are not here, a
         // failure in CI (see `crate::test_data`).
-        // The corpora of tests/support.py CORPORA: Latin, Cyrillic and Han scripts, Turkish's
-        // dotted and dotless i, Vietnamese's stacked marks, Python source.
-        for name in ["en", "code", "de", "zh-fortunes", "uk", "tr", "vi"] {
-            let Some(path) = crate::test_data::require("BYTEPAIR_CORPUS_DIR", &format!("{name}.txt")) else { return };
-            let text = std::fs::read_to_string(path).unwrap();
-            let mut end = text.len().min(1_500_000);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            let text = &text[..end];
+        let Some(corpora) = crate::test_data::corpus_prefixes() else { return };
+        for (name, text) in &corpora {
             for p in [CL100K, NANOCHAT, R50K, O200K, LLAMA3] {
                 let fast = AutomataSplitter::new(p).unwrap();
                 let general = RegexSplitter::new(p).unwrap();

@@ -479,14 +479,14 @@ mod sse2 {
 
     /// The high bit of every byte in `lo..=hi` (unsigned), as 16 mask bits.
     #[inline(always)]
-    unsafe fn range(v: __m128i, lo: u8, hi: u8) -> u32 {
+    pub(super) unsafe fn range(v: __m128i, lo: u8, hi: u8) -> u32 {
         let t = _mm_sub_epi8(v, _mm_set1_epi8(lo as i8));
         // t <= hi - lo, unsigned: min(t, hi - lo) == t.
         _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8((hi - lo) as i8)), t)) as u32
     }
 
     #[inline(always)]
-    unsafe fn eq(v: __m128i, b: u8) -> u32 {
+    pub(super) unsafe fn eq(v: __m128i, b: u8) -> u32 {
         _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u32
     }
 
@@ -642,6 +642,60 @@ fn starts_gpt4(c: &Classes, grammar: Grammar, letter: u64, st: u64, ws: u64) -> 
     1 | punct_starts | ws_starts | letter_starts | digit_starts
 }
 
+/// How many bytes from a window's start [`complex_soon`] looks at for a complex character.
+const SOON: usize = 15;
+
+/// Whether one of the first [`SOON`] bytes of `w` starts a character [`classify`] always
+/// calls complex: one of three or four bytes other than the U+1E00-U+1EFF letters (`e1 b8`-
+/// `e1 bb`) and the U+2000-U+203F punctuation (`e2 80`), or the no-break space (`c2 a0`). So
+/// CJK, kana, Hangul, fullwidth forms and CJK punctuation (`0xe3` and up), and also box
+/// drawing (`e2 94`), which Chinese technical text draws its tables with.
+///
+/// Why: a window yields only the pieces that end before its first complex byte, and none when
+/// whitespace runs up to it (`"    │"`, `" Debian 参"`: the run may go on). In Chinese text
+/// three windows in four yielded nothing (zh-fortunes, o200k: 62,320 windows classified,
+/// 46,831 empty), each a classification paid on top of the scalar scanner's piece; and a
+/// window that yields a piece or two before the complex byte saves no more than the scalar
+/// scanner costs for them (its ASCII paths). Only a shortcut: a skipped window's pieces come
+/// from the scalar scanner, which is the definition, so nothing here decides a piece.
+///
+/// The masks are the classifier's compares on the first sixteen bytes, SSE2 on x86-64
+/// ([`soon_from`] has the rule).
+#[inline(always)]
+fn complex_soon(w: &[u8; 64]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Safety: SSE2 is part of x86-64, and `w` has 64 readable bytes.
+        let v = unsafe { std::arch::x86_64::_mm_loadu_si128(w.as_ptr() as *const _) };
+        soon_from(|b| unsafe { sse2::eq(v, b) }, |lo, hi| unsafe { sse2::range(v, lo, hi) })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    soon_from(|b| bytes_in(w, b, b), |lo, hi| bytes_in(w, lo, hi))
+}
+
+/// Bit `k`: byte `k` of `w` is in `lo..=hi` (the first sixteen bytes; the definition of the
+/// SSE2 compares [`complex_soon`] uses).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn bytes_in(w: &[u8; 64], lo: u8, hi: u8) -> u32 {
+    (0..16).fold(0, |m, k| m | ((lo..=hi).contains(&w[k]) as u32) << k)
+}
+
+/// [`complex_soon`]'s rule on bytewise masks (`eq(b)`, `range(lo, hi)`: bit `k` for byte `k`,
+/// so the byte after a lead is bit `k + 1`).
+#[inline(always)]
+fn soon_from(eq: impl Fn(u8) -> u32, range: impl Fn(u8, u8) -> u32) -> bool {
+    let first = (1 << SOON) - 1;
+    let lead3 = range(0xe0, 0xff) & first;
+    let nbsp = eq(0xc2) & eq(0xa0) >> 1;
+    // Windows of Latin, Cyrillic or Greek text have no three-byte lead: two compares, not six
+    // (engine-experiments.md, tenth pass).
+    if lead3 == 0 {
+        return nbsp & first != 0;
+    }
+    let plain3 = (eq(0xe2) & eq(0x80) >> 1) | (eq(0xe1) & range(0xb8, 0xbb) >> 1);
+    ((lead3 & !plain3) | nbsp) & first != 0
+}
+
 /// Calls `f(start, end)` for each piece of `text` from byte `range.start` (a piece start) until
 /// one ends at or after `range.end`, as [`super::scan::for_each_span`] does with the scalar
 /// scanner `end`: the same pieces, found a window at a time where the text is plain.
@@ -659,12 +713,10 @@ pub fn for_each_span_block(
     let (mut base, mut pending) = (i, 0u64);
     while i < range.end {
         if pending == 0 {
-            // A byte of 0xe3 or more (CJK, kana, Hangul, emoji: three- and four-byte characters
-            // other than `e1` and `e2` ones) is always complex, and one in the first two bytes
-            // leaves the window no exact start after bit 0: skip the classification, which
-            // Chinese text otherwise paid for almost every piece.
-            if let Some(w) = bytes.get(i..i + 64).filter(|w| w[0] < 0xe3 && w[1] < 0xe3) {
-                let (all, limit) = starts(&classify(w.try_into().unwrap()), grammar);
+            // A window with a complex character near its start would yield at most a piece or
+            // two: leave them to the scalar scanner (see [`complex_soon`]).
+            if let Some(w) = bytes.get(i..i + 64).map(|w| <&[u8; 64]>::try_from(w).unwrap()).filter(|w| !complex_soon(w)) {
+                let (all, limit) = starts(&classify(w), grammar);
                 // Bits 1..limit; bit 0 is `i` itself.
                 pending = all & (u64::MAX >> (64 - limit.max(1))) & !1;
                 base = i;
@@ -857,6 +909,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The driver's shortcut skips a window only for a character the classifier makes complex:
+    /// every lead `0xc0`-`0xff` before every pair of continuation bytes, at the first and the
+    /// last position it looks at and around its word boundary, in a window of letters.
+    #[test]
+    fn complex_soon_means_complex() {
+        let mut skipped = 0;
+        for lead in 0xc0..=0xffu8 {
+            for b1 in 0x80..=0xbfu8 {
+                for b2 in 0x80..=0xbfu8 {
+                    for at in [0, 1, 7, 8, SOON - 1, SOON] {
+                        let mut w = [b'a'; 64];
+                        w[at..at + 3].copy_from_slice(&[lead, b1, b2]);
+                        let soon = complex_soon(&w);
+                        assert_eq!(soon, soon_from(|b| bytes_in(&w, b, b), |lo, hi| bytes_in(&w, lo, hi)));
+                        if soon {
+                            skipped += 1;
+                            assert!(at < SOON, "{lead:#x} {b1:#x} {b2:#x} at {at}");
+                            assert_ne!(classify_scalar(&w).complex & 1 << at, 0, "{lead:#x} {b1:#x} {b2:#x} at {at}");
+                        }
+                    }
+                }
+            }
+        }
+        // It does skip: the leads `0xe3` and up at every position looked at, and the other
+        // three-byte blocks but `e2 80` and `e1 b8`-`bb`, and the no-break space.
+        assert!(skipped > 5 * 29 * 64 * 64, "{skipped}");
+        let mut w = [b'a'; 64];
+        w[3..5].copy_from_slice(&[0xc2, 0xa0]);
+        assert!(complex_soon(&w));
+        w[3..6].copy_from_slice("—".as_bytes());
+        assert!(!complex_soon(&w));
+        w[3..6].copy_from_slice("ạ".as_bytes());
+        assert!(!complex_soon(&w));
     }
 
     /// `0xe1` before every pair of bytes `80`-`ff`, `00`-`ff` (and a few other leads' bytes),

@@ -33,7 +33,7 @@ use super::block::{for_each_span_block, Grammar};
 use super::scan::{
     alpha_run, digits_end, flags_at, for_each_span, is_ascii_prefix, is_punct, run_end, whitespace_end, Whitespace,
 };
-use super::unicode::{contraction_letter, decode, flags, L, N};
+use super::unicode::{char_flags, contraction_letter, decode, L, N};
 
 /// The length of a case-insensitive contraction (`s d m t ll ve re`) at `i`, just after the
 /// apostrophe; 0 if there is none.
@@ -82,18 +82,19 @@ fn end<const DIGITS: usize>(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
         let e = alpha_run(bytes, j + 1);
         return if bytes.get(e).is_some_and(|&b| b >= 0x80) { run_end(bytes, e, |g| g & L != 0) } else { e };
     }
-    let (c, n) = decode(bytes, i);
-    if c == '\'' as u32 {
+    // The characters compared by value below (`'`, `\r`, `\n`, the space) are ASCII, so `b0`
+    // stands for the character; only its class and length are needed otherwise.
+    let (f, n) = char_flags(bytes, i);
+    if b0 == b'\'' {
         let k = contraction_len(bytes, i + 1);
         if k > 0 {
             return i + 1 + k;
         }
     }
-    let f = flags(c);
     if f & L != 0 {
         return run_end(bytes, i + n, |g| g & L != 0);
     }
-    if f & N == 0 && c != '\r' as u32 && c != '\n' as u32 {
+    if f & N == 0 && b0 != b'\r' && b0 != b'\n' {
         // Alternative 2 with its optional first character.
         let (g, m) = flags_at(bytes, i + n);
         if g & L != 0 {
@@ -105,7 +106,7 @@ fn end<const DIGITS: usize>(bytes: &[u8], i: usize, ws: Whitespace) -> usize {
     }
     let punct_from = if is_punct(f) {
         Some(i)
-    } else if c == ' ' as u32 && is_punct(flags_at(bytes, i + 1).0) && i + 1 < bytes.len() {
+    } else if b0 == b' ' && is_punct(flags_at(bytes, i + 1).0) && i + 1 < bytes.len() {
         Some(i + 1)
     } else {
         None

@@ -25,7 +25,7 @@ use super::block::{for_each_span_block, Grammar};
 use super::scan::{
     digits_end, flags_at, for_each_span, is_ascii_prefix, is_punct, lower_run, run_end, upper_run, whitespace_end, Whitespace,
 };
-use super::unicode::{decode, flags, L, LO, N, UP};
+use super::unicode::{char_flags, L, LO, N, UP};
 
 /// `UP* LO+` from `j`: the end of the match, if any.
 #[inline(always)]
@@ -33,8 +33,7 @@ fn body1(bytes: &[u8], j: usize) -> Option<usize> {
     let mut k = j;
     let mut after_last_both = None;
     while k < bytes.len() {
-        let (c, n) = decode(bytes, k);
-        let f = flags(c);
+        let (f, n) = char_flags(bytes, k);
         if f & UP == 0 {
             if f & LO != 0 {
                 return Some(run_end(bytes, k + n, |g| g & LO != 0));
@@ -110,14 +109,15 @@ fn end(bytes: &[u8], i: usize) -> usize {
     if let Some(e) = letters_at.and_then(|j| ascii_letters(bytes, j)) {
         return with_contraction(bytes, e);
     }
-    let (c, n) = decode(bytes, i);
-    let f = flags(c);
+    // Only the class and length of the first character matter below; the characters compared
+    // by value (`\r`, `\n`, the space) are ASCII, so `b0` stands for the character.
+    let (f, n) = char_flags(bytes, i);
     // Fast path: an ASCII lower-case letter, or any LO character not in UP, starts a plain
     // LO run (alternative 1 with no UP part).
     if f & (UP | LO) == LO {
         return with_contraction(bytes, run_end(bytes, i + n, |g| g & LO != 0));
     }
-    let prefix = f & (L | N) == 0 && c != '\r' as u32 && c != '\n' as u32;
+    let prefix = f & (L | N) == 0 && b0 != b'\r' && b0 != b'\n';
     let letters = f & (UP | LO) != 0;
     if prefix || letters {
         if prefix && i + n < bytes.len() {
@@ -146,7 +146,7 @@ fn end(bytes: &[u8], i: usize) -> usize {
     }
     let punct_from = if is_punct(f) {
         Some(i)
-    } else if c == ' ' as u32 && i + 1 < bytes.len() && is_punct(flags_at(bytes, i + 1).0) {
+    } else if b0 == b' ' && i + 1 < bytes.len() && is_punct(flags_at(bytes, i + 1).0) {
         Some(i + 1)
     } else {
         None

@@ -9,7 +9,7 @@
 
 use super::block::{for_each_span_block, Grammar};
 use super::scan::{flags_at, for_each_span, is_punct, run_end, whitespace_end, Whitespace};
-use super::unicode::{decode, flags, L, N};
+use super::unicode::{char_flags, L, N};
 
 #[inline(always)]
 fn end(bytes: &[u8], i: usize) -> usize {
@@ -21,10 +21,9 @@ fn end(bytes: &[u8], i: usize) -> usize {
             _ => {}
         }
     }
-    let (c, n) = decode(bytes, i);
-    let f = flags(c);
+    let (f, _) = char_flags(bytes, i);
     // With a leading space, the class is decided by the character after it.
-    let (from, g) = if c == ' ' as u32 && i + 1 < bytes.len() {
+    let (from, g) = if bytes[i] == b' ' && i + 1 < bytes.len() {
         let (g, _) = flags_at(bytes, i + 1);
         if g & (L | N) != 0 || is_punct(g) {
             (i + 1, g)
@@ -43,7 +42,6 @@ fn end(bytes: &[u8], i: usize) -> usize {
     if is_punct(g) {
         return run_end(bytes, from, is_punct);
     }
-    let _ = n;
     whitespace_end(bytes, i, Whitespace::NoNewline)
 }
 

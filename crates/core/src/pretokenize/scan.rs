@@ -6,14 +6,14 @@
 //! starts at `i`. The built-in patterns match at every position (each character is covered by
 //! some alternative), so the pieces tile the text and the driver never searches.
 
-use super::unicode::{decode, flags, L, N, S};
+use super::unicode::{char_flags, L, N, S};
 
 /// The end of the run of characters from `i` whose flags satisfy `keep`.
 #[inline(always)]
 pub fn run_end(bytes: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> usize {
     while i < bytes.len() {
-        let (c, n) = decode(bytes, i);
-        if !keep(flags(c)) {
+        let (f, n) = char_flags(bytes, i);
+        if !keep(f) {
             break;
         }
         i += n;
@@ -102,8 +102,7 @@ pub fn is_punct(f: u8) -> bool {
 #[inline(always)]
 pub fn flags_at(bytes: &[u8], i: usize) -> (u8, usize) {
     if i < bytes.len() {
-        let (c, n) = decode(bytes, i);
-        (flags(c), n)
+        char_flags(bytes, i)
     } else {
         (0, 0)
     }
@@ -147,8 +146,8 @@ pub fn whitespace_end(bytes: &[u8], i: usize, rule: Whitespace) -> usize {
             last_start = j;
             j += 1;
         } else {
-            let (c, n) = decode(bytes, j);
-            if flags(c) & S == 0 {
+            let (f, n) = char_flags(bytes, j);
+            if f & S == 0 {
                 break;
             }
             last_start = j;

@@ -204,11 +204,7 @@ fn two_byte_scripts_against_the_regex() {
         " ", " ", " ", "", "'", "'", "’", "ʼ", "'s", "'S", "'ſ", "'ll", "1", "23", "4567", ", ", ". ", "!\n", "\n\n", "  ",
         " \t", "«", "»", "—", "·", ";", "΄", "҂", "\u{483}", "\u{301}", "(", "-", "/", "\r\n", "中", "ʰ",
     ];
-    let mut rng = Rng(0x0c1a_55e5_0400_0370);
-    let fast: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new(p).unwrap()).collect();
-    let slow: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
-    let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
-    for _ in 0..cases / 4 {
+    against_the_regex(0x0c1a_55e5_0400_0370, |rng| {
         let mut text = String::new();
         let target = 100 + rng.below(500);
         while text.len() < target {
@@ -227,8 +223,70 @@ fn two_byte_scripts_against_the_regex() {
             }
             text.push_str(GLUE[rng.below(GLUE.len())]);
         }
+        text
+    });
+}
+
+/// Long texts (100-700 bytes, so the 64-byte driver, its shortcut past windows with CJK near
+/// their start and the scalar scanner's three-byte classification all run) of CJK runs against
+/// fancy-regex: `Lo` letters from every range (CJK Extension A, the Unified block to its last
+/// code point, compatibility ideographs, Extensions B-H in planes 2 and 3, Hangul syllables and
+/// Jamo, kana, halfwidth kana, Bopomofo, Yi), the `Lm` and marks that sit among them (in both
+/// of o200k's letter sets, but a mark is no `\p{L}`), and around the runs what is not a letter:
+/// CJK and fullwidth punctuation, the ideographic space, `Nl` and `No` numbers, fullwidth
+/// digits, Yijing symbols, box drawing, the no-break space, and cased letters (fullwidth,
+/// ASCII, Latin-1, Cyrillic, `Lt`) that end or continue o200k's runs.
+#[test]
+fn cjk_texts_against_the_regex() {
+    const LETTERS: &[char] = &[
+        '中', '文', '的', '一', '㐀', '䶿', '鿿', '丽', '﨎', '𠀀', '𪛟', '𰀀', '𱍐', '가', '힣', 'ᄀ', 'ㄱ', 'あ', 'ゟ', 'ア', 'ｱ',
+        'ㄅ', 'ꀀ', '〆', 'ー', 'ゝ', '々', 'ｰ', '\u{3099}', '\u{309a}', '\u{302a}', '\u{301}',
+    ];
+    const OTHER: &[&str] = &[
+        "，", "。", "、", "「", "」", "《", "》", "（", "）", "：", "！", "？", "・", "゛", "〇", "〡", "㈠", "\u{3000}", "０", "９",
+        "䷀", "─", "│", "┌", "\u{a0}", "Ａ", "ｚ", "A", "z", "Ab", "aB", "É", "é", "Д", "д", "ǅ", "ʰ", " ", "  ", "    ", "\n",
+        "\n\n", "\r\n", "\t", "'s", "'S", "'", "1", "23", "456", ".", ", ", "/", "-- ", "😀", "’",
+    ];
+    against_the_regex(0xc1c_6b70_4e00_9fff, |rng| {
+        let mut text = String::new();
+        let target = 100 + rng.below(600);
+        while text.len() < target {
+            for _ in 0..1 + rng.below(30) {
+                text.push(LETTERS[rng.below(LETTERS.len())]);
+            }
+            for _ in 0..1 + rng.below(3) {
+                text.push_str(OTHER[rng.below(OTHER.len())]);
+            }
+        }
+        text
+    });
+}
+
+/// Every built-in scanner against fancy-regex on `BYTEPAIR_SCAN_CASES / 4` texts (1,000 by
+/// default) that `make` draws.
+fn against_the_regex(seed: u64, mut make: impl FnMut(&mut Rng) -> String) {
+    let mut rng = Rng(seed);
+    let fast: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new(p).unwrap()).collect();
+    let slow: Vec<_> = builtin_patterns().map(|p| Pretokenizer::new_regex(p).unwrap()).collect();
+    let cases = std::env::var("BYTEPAIR_SCAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(4000);
+    for _ in 0..cases / 4 {
+        let text = make(&mut rng);
         for (f, s) in fast.iter().zip(&slow) {
             assert_eq!(pieces(f, &text), pieces(s, &text), "pattern {} on {text:?}", f.kind());
+        }
+    }
+}
+
+/// The built-in scanners (so the 64-byte driver and the scalar fallback, on real text) against
+/// fancy-regex on the first 1.5 MB of every corpus of tests/support.py.
+#[test]
+fn builtin_scanners_against_the_regex_on_the_corpora() {
+    // Skipped locally when the corpora are not here, a failure in CI (see `crate::test_data`).
+    let Some(corpora) = crate::test_data::corpus_prefixes() else { return };
+    for (name, text) in &corpora {
+        for p in builtin_patterns() {
+            let (fast, slow) = (Pretokenizer::new(p).unwrap(), Pretokenizer::new_regex(p).unwrap());
+            assert!(pieces(&fast, text) == pieces(&slow, text), "{name}: pattern {}", fast.kind());
         }
     }
 }

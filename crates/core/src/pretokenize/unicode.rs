@@ -58,6 +58,62 @@ pub fn contraction_letter(cp: u32) -> u8 {
     }
 }
 
+/// The flags of the character starting at byte `i` and its length in bytes: [`flags`] of
+/// [`decode`], with the three-byte characters (U+0800-U+FFFF: CJK ideographs, kana, Hangul,
+/// fullwidth forms, CJK and general punctuation, box drawing) classified straight from their
+/// bytes. Same contract as [`decode`].
+///
+/// Why: Chinese text is mostly three-byte characters that every scanner loop classifies one
+/// at a time; through `decode` each paid an out-of-line call, a branch on the length and the
+/// code point assembled from its bytes only to be cut up again by `flags`. Exact by
+/// construction, the same two table reads: for a three-byte character
+/// `cp >> 6 == (b0 & 0x0f) << 6 | (b1 & 0x3f)` and `cp & 63 == b2 & 0x3f`.
+#[inline(always)]
+pub fn char_flags(bytes: &[u8], i: usize) -> (u8, usize) {
+    let b0 = bytes[i];
+    if b0 < 0x80 {
+        return (generated::ASCII[b0 as usize], 1);
+    }
+    if b0 & 0xf0 == 0xe0 {
+        let block = ((b0 as usize & 0x0f) << 6) | (bytes[i + 1] as usize & 0x3f);
+        let f = match UNIFORM3[block] {
+            MIXED => generated::BLOCKS[generated::BLOCK_INDEX[block] as usize][(bytes[i + 2] & 0x3f) as usize],
+            f => f,
+        };
+        return (f, 3);
+    }
+    let (c, n) = decode_multi(bytes, i, b0);
+    (flags(c), n)
+}
+
+/// [`UNIFORM3`]'s entry for a block whose code points differ in their flags (no flag byte has
+/// all bits set: the flags use five).
+const MIXED: u8 = 0xff;
+
+/// The flags shared by all 64 code points of each block `cp >> 6` below U+10000, or [`MIXED`]:
+/// built at compile time from the same table as [`flags`] (1 KB). Why: a run of CJK
+/// ideographs (U+3400-U+4DBF, U+4E00-U+9FFF: all `Lo`), Hangul syllables (U+AC00-U+D7A3) or
+/// box drawing is then classified from the lead and second byte alone, one read that does not
+/// wait on another, where the general table needs the block's index and then the entry.
+static UNIFORM3: [u8; 1024] = uniform_blocks();
+
+const fn uniform_blocks() -> [u8; 1024] {
+    let mut t = [MIXED; 1024];
+    let mut block = 0;
+    while block < 1024 {
+        let first = flags_const((block as u32) << 6);
+        let mut k = 1;
+        while k < 64 && flags_const((block as u32) << 6 | k) == first {
+            k += 1;
+        }
+        if k == 64 {
+            t[block] = first;
+        }
+        block += 1;
+    }
+    t
+}
+
 /// The code point starting at byte `i` of valid UTF-8 and its length in bytes.
 ///
 /// `bytes` must come from a `&str` and `i` must be a character boundary below its length.
@@ -136,6 +192,32 @@ mod tests {
                 text.chars().map(|c| c as u32).filter(|&c| contraction_letter(c) == letter as u8).collect();
             assert_eq!(got, want, "(?i:{letter})");
         }
+    }
+
+    /// `char_flags` is `flags` of `decode` on every scalar value (its three-byte path reads
+    /// the tables from the bytes without assembling the code point).
+    #[test]
+    fn char_flags_agree_with_decode_on_every_code_point() {
+        let text = all_scalars();
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        for c in text.chars() {
+            assert_eq!(char_flags(bytes, i), (flags(c as u32), c.len_utf8()), "U+{:04X}", c as u32);
+            i += c.len_utf8();
+        }
+    }
+
+    /// The uniform blocks the scanners' CJK runs rely on (the agreement of every entry with
+    /// `flags` is the test above, through `char_flags`).
+    #[test]
+    fn cjk_and_hangul_blocks_are_uniform() {
+        let both = L | UP | LO;
+        for cp in (0x3400..0x4dc0).chain(0x4e00..0xa000).chain(0xac00..0xd780).step_by(64) {
+            assert_eq!(UNIFORM3[cp >> 6], both, "U+{cp:04X}");
+        }
+        assert_eq!(UNIFORM3[0x4dc0 >> 6], 0, "Yijing hexagrams are symbols");
+        assert_eq!(UNIFORM3[0x3000 >> 6], MIXED, "CJK punctuation, spaces and Lm");
+        assert!((0..=0xffff).all(|cp| flags(cp) != MIXED));
     }
 
     #[test]
