@@ -457,7 +457,7 @@ mod tests {
             });
             assert!(emptied >= 1, "{which}: the table was emptied when full");
             let c = cache.as_ref().unwrap();
-            assert!(c.long.table.len() > 0, "{which}: and filled again");
+            assert!(!c.long.table.is_empty(), "{which}: and filled again");
             if which == "entries" {
                 assert_eq!(most, MAX_ENTRIES);
             }
