@@ -85,3 +85,28 @@ def test_kept_piece_caches_follow_their_encoding(reference, corpus_texts, corpus
             if enc.encode_ordinary(doc) != refs[id(enc)].encode_ordinary(doc):
                 mismatches += 1
     assert mismatches == 0, f"{mismatches} encodings of {len(docs)} documents differ"
+
+
+def test_kept_long_pieces_warm_and_across_encodings(reference, corpus_texts):
+    """A thread keeps every merged piece across calls, long ones (Chinese pieces of up to 1,023
+    bytes) included, tied to the encoding. Each corpus encoded again on the same instance (the
+    second call answered from what the first kept), alternately with the other encoding on the
+    same thread (whose ids differ, so an entry served to the wrong one shows), and again after
+    clear_cache; then in batches on two threads, twice: tiktoken's ids every time."""
+    import bytepair
+
+    encs = {name: bytepair.get_encoding(name) for name in ("cl100k_base", "o200k_base")}
+    for corpus, text in corpus_texts.items():
+        want = {name: reference(name).encode_ordinary(text) for name in encs}
+        for step in ("first", "kept", "kept", "cleared"):
+            for name, enc in encs.items():
+                if step == "cleared":
+                    enc.clear_cache()
+                assert enc.encode_ordinary(text) == want[name], f"{name} {corpus}, {step}"
+                # The same encoding again at once: every piece from this thread's tables.
+                assert enc.encode_ordinary(text) == want[name], f"{name} {corpus}, {step}, repeated"
+    docs = [t[i:i + 4000] for t in corpus_texts.values() for i in range(0, min(len(t), 400_000), 4000)]
+    for name, enc in encs.items():
+        want = reference(name).encode_ordinary_batch(docs)
+        for _ in range(2):
+            assert enc.encode_ordinary_batch(docs, num_threads=2) == want, name

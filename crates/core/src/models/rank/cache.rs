@@ -1,5 +1,6 @@
 //! A memo of merged pieces: real text repeats its words, and a piece that is not one token
-//! costs a few hundred nanoseconds to merge but a few tens to look up.
+//! costs a few hundred nanoseconds to merge (a CJK piece of 100 characters, tens of
+//! microseconds) but a few tens to look up.
 //!
 //! The cache is created on the first piece of a call that needs merging. Two tables:
 //!
@@ -11,8 +12,9 @@
 //!   the pieces are not one token, cachegrind counted 7% fewer instructions for the encoding
 //!   than with the general map alone (wall clock: within this machine's noise;
 //!   docs/engine-experiments.md).
-//! - **General**: longer pieces, or pieces of more tokens, in a hash map whose keys borrow the
-//!   caller's text and whose values point into one id buffer.
+//! - **Long** ([`Long`]): longer pieces (up to [`MAX_PIECE`] bytes), or pieces of more tokens,
+//!   in a hash table over two buffers that hold a copy of each key and its ids. The copy (not a
+//!   borrow of the caller's text) is what lets it outlive the call.
 //!
 //! The cache watches its own hit rate: a window of [`WINDOW`] lookups with fewer than one hit in
 //! [`MIN_HIT_DIV`] turns it off for the next [`BYPASS`] pieces, which are merged directly. Text
@@ -20,32 +22,44 @@
 //! and an insert that grows the tables on every piece (perf, o200k random letters: a fifth of
 //! the time, 1% after).
 //!
-//! The inline table outlives the call: each thread keeps its last one, with the
-//! [`Vocab::serial`] it was filled from, and the next call on the same table starts from it
-//! (up to [`KEPT_SLOTS`] slots, 1 MB; a larger one is dropped). A batch of short documents
-//! then pays for each missed word once per thread rather than once per document, and so does a
-//! loop of `encode` calls. Threads share nothing, so more threads add no contention. The
-//! general map borrows the text and dies with the call.
+//! Both tables outlive the call: each thread keeps its last ones, with the [`Vocab::serial`]
+//! they were filled from, and the next call on the same table starts from them. A batch of
+//! short documents then pays for each missed word once per thread rather than once per
+//! document, and a loop of `encode` calls over text it has seen merges nothing again (Chinese
+//! text is mostly long pieces: without the long table kept, every warm call merged them all).
+//! Threads share nothing, so more threads add no contention. The inline table is kept up to
+//! [`KEPT_SLOTS`] slots (1 MB; a larger one is dropped); the long table is bounded by
+//! [`MAX_ENTRIES`] entries and [`LONG_BYTES`] bytes of keys and ids, and when an insert would
+//! pass either it is emptied and fills again (see [`Long::insert`]).
 //!
-//! At most [`MAX_ENTRIES`] pieces per table, of at most [`MAX_PIECE`] bytes; past that, pieces
-//! are merged directly. Output is identical with or without the cache: it stores exactly what
-//! the merge produced.
+//! At most [`MAX_ENTRIES`] pieces per inline table; past that, and for pieces of more than
+//! [`MAX_PIECE`] bytes, pieces are merged directly. Output is identical with or without the
+//! cache: it stores exactly what the merge produced.
 
-use hashbrown::HashMap;
+use std::hash::BuildHasher;
 
-use super::merge::{merge_miss, merge_miss_unpredictable};
+use hashbrown::HashTable;
+
+use super::merge::{merge_miss, merge_miss_unpredictable, WIDE_CHARS_LONG};
 use crate::models::Sink;
 use crate::vocab::{pack16, pack16_words, Vocab};
 
 pub const MAX_ENTRIES: usize = 1 << 16;
-/// Longest piece cached. 128, the longest piece the quadratic merge takes: German man pages
-/// repeat lines of 65-79 bytes (`.\"****…`, ` ----…`) over a thousand times in 4 MB, each a
-/// merge of about 2 µs (docs/engine-experiments.md, "Fifth pass").
-pub const MAX_PIECE: usize = 128;
+/// Longest piece cached: the longest the wide scans merge. Chinese text has pieces of 129-1023
+/// bytes, and they repeat (zh-fortunes: 1,810 of them, 187 distinct, each a merge of
+/// tens of microseconds). Longer pieces go to the walk, which is linear, and are merged
+/// directly (hashing and copying a piece of a megabyte to look it up would buy nothing).
+pub const MAX_PIECE: usize = WIDE_CHARS_LONG;
 /// Longest piece the inline table holds.
 pub const INLINE_PIECE: usize = 15;
 /// Most ids an inline slot holds.
 pub const INLINE_IDS: usize = 4;
+/// Most bytes of keys and ids (4 bytes each) the long table holds. Every corpus we have fits
+/// several times over (zh-fortunes, the largest, needs about 2 MB), so that a warm call finds
+/// every piece; with the table's own slots (at most [`MAX_ENTRIES`] entries: 3 MB) and the
+/// inline table it keeps a thread's cache under 12 MB, within issue 14's bound of 25 MB more
+/// per encoding on two threads.
+pub const LONG_BYTES: usize = 8 << 20;
 
 /// No id is this (ids are at most 2^31 - 1): marks the unused ids of a slot.
 const NO_ID: u32 = u32::MAX;
@@ -107,21 +121,99 @@ impl Inline {
     }
 }
 
+/// Pieces the inline table cannot hold: longer than [`INLINE_PIECE`] bytes (up to
+/// [`MAX_PIECE`]) or merging into more than [`INLINE_IDS`] ids. Each entry points into `keys`
+/// (a copy of the piece) and `ids`; the hash is stored so that growing the table never reads
+/// the keys again.
+struct Long {
+    table: HashTable<Entry>,
+    keys: Vec<u8>,
+    ids: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    hash: u64,
+    key: u32,
+    ids: u32,
+    /// At most [`MAX_PIECE`] bytes, and so at most as many ids.
+    key_len: u16,
+    ids_len: u16,
+}
+
+const _: () = assert!(MAX_PIECE <= u16::MAX as usize && LONG_BYTES + 4 * MAX_PIECE <= u32::MAX as usize);
+
+impl Long {
+    fn new() -> Self {
+        Long { table: HashTable::new(), keys: Vec::new(), ids: Vec::new() }
+    }
+
+    #[inline]
+    fn hash(piece: &[u8]) -> u64 {
+        foldhash::fast::FixedState::default().hash_one(piece)
+    }
+
+    #[inline]
+    fn get(&self, hash: u64, piece: &[u8]) -> Option<&[u32]> {
+        let e = self.table.find(hash, |e| {
+            e.hash == hash && usize::from(e.key_len) == piece.len() && &self.keys[e.key as usize..][..piece.len()] == piece
+        })?;
+        Some(&self.ids[e.ids as usize..][..usize::from(e.ids_len)])
+    }
+
+    /// Bytes of keys and ids held (what [`LONG_BYTES`] bounds).
+    fn bytes(&self) -> usize {
+        self.keys.len() + 4 * self.ids.len()
+    }
+
+    /// Stores `piece` (absent, at most [`MAX_PIECE`] bytes), whose ids the merge has just
+    /// appended to `self.ids` from `off` on. When the table already holds [`MAX_ENTRIES`]
+    /// entries or this would take it past [`LONG_BYTES`], it is emptied instead (this piece
+    /// included; it is stored when it next comes), keeping its allocations. Emptying rather
+    /// than refusing new pieces keeps the table following the text: a thread that encodes one
+    /// kind of text for hours and then another would otherwise hold the first kind's pieces
+    /// forever. (Text with more distinct long pieces than the bound, encoded again, then finds
+    /// few of them: what every call found before this table was kept.)
+    fn insert(&mut self, hash: u64, piece: &[u8], off: usize) {
+        if self.table.len() >= MAX_ENTRIES || self.bytes() + piece.len() > LONG_BYTES {
+            self.table.clear();
+            self.keys.clear();
+            self.ids.clear();
+            return;
+        }
+        let e = Entry {
+            hash,
+            key: self.keys.len() as u32,
+            ids: off as u32,
+            key_len: piece.len() as u16,
+            ids_len: (self.ids.len() - off) as u16,
+        };
+        self.keys.extend_from_slice(piece);
+        self.table.insert_unique(hash, e, |e| e.hash);
+    }
+}
+
 /// Most slots of an inline table a thread keeps after a call (32 bytes each: 1 MB).
 pub const KEPT_SLOTS: usize = 1 << 15;
 
-thread_local! {
-    /// This thread's inline table from its last call, and the serial of the table it caches.
-    static KEPT: std::cell::Cell<Option<(u64, Inline)>> = const { std::cell::Cell::new(None) };
+/// What a thread keeps between calls: the [`Vocab::serial`] of the table it caches, and its
+/// tables (no inline table when the last call's grew past [`KEPT_SLOTS`]).
+struct Kept {
+    serial: u64,
+    inline: Option<Inline>,
+    long: Long,
 }
 
-pub struct PieceCache<'t> {
+thread_local! {
+    /// This thread's tables from its last call.
+    static KEPT: std::cell::Cell<Option<Kept>> = const { std::cell::Cell::new(None) };
+}
+
+pub struct PieceCache {
     /// The [`Vocab::serial`] of the table whose merges this cache holds.
     serial: u64,
     inline: Inline,
-    /// piece -> (offset, length) in `ids`.
-    map: HashMap<&'t [u8], (u32, u32), foldhash::fast::FixedState>,
-    ids: Vec<u32>,
+    long: Long,
     /// Lookups and hits in the current window of [`WINDOW`] lookups.
     lookups: u32,
     hits: u32,
@@ -138,30 +230,36 @@ const WINDOW: u32 = 1024;
 const MIN_HIT_DIV: u32 = 8;
 const BYPASS: u32 = 1 << 15;
 
-impl Drop for PieceCache<'_> {
-    /// Hands the inline table back to the thread for its next call, unless it grew past
-    /// [`KEPT_SLOTS`].
+impl Drop for PieceCache {
+    /// Hands the tables back to the thread for its next call (the inline table unless it grew
+    /// past [`KEPT_SLOTS`]).
     fn drop(&mut self) {
-        if self.inline.slots.len() <= KEPT_SLOTS {
-            let inline = std::mem::replace(&mut self.inline, Inline { slots: Vec::new(), len: 0, shift: 64 });
-            // `try_with`: during thread teardown the slot may already be gone; then the table
-            // is simply freed.
-            let _ = KEPT.try_with(|k| k.set(Some((self.serial, inline))));
-        }
+        let inline = std::mem::replace(&mut self.inline, Inline { slots: Vec::new(), len: 0, shift: 64 });
+        let kept = Kept {
+            serial: self.serial,
+            inline: (inline.slots.len() <= KEPT_SLOTS).then_some(inline),
+            long: std::mem::replace(&mut self.long, Long::new()),
+        };
+        // `try_with`: during thread teardown the slot may already be gone; then the tables
+        // are simply freed.
+        let _ = KEPT.try_with(|k| k.set(Some(kept)));
     }
 }
 
-impl<'t> PieceCache<'t> {
-    /// A cache for `vocab`: this thread's kept inline table if it was filled from `vocab`,
-    /// else an empty one.
+impl PieceCache {
+    /// A cache for `vocab`: this thread's kept tables if they were filled from `vocab`, else
+    /// empty ones.
     fn new(vocab: &Vocab) -> Self {
         let serial = vocab.serial();
-        let kept = KEPT.try_with(|k| k.take()).ok().flatten().filter(|(s, _)| *s == serial);
+        let kept = KEPT.try_with(|k| k.take()).ok().flatten().filter(|k| k.serial == serial);
+        let (inline, long) = match kept {
+            Some(k) => (k.inline, k.long),
+            None => (None, Long::new()),
+        };
         PieceCache {
             serial,
-            inline: kept.map_or_else(|| Inline::new(8), |(_, inline)| inline),
-            map: HashMap::with_hasher(Default::default()),
-            ids: Vec::new(),
+            inline: inline.unwrap_or_else(|| Inline::new(8)),
+            long,
             lookups: 0,
             hits: 0,
             bypass: 0,
@@ -171,7 +269,7 @@ impl<'t> PieceCache<'t> {
     /// Merges `text[start..end]` (at least two bytes, known not to be a single token) into
     /// `out`, through the cache.
     #[inline]
-    pub fn merge<S: Sink>(slot: &mut Option<Self>, vocab: &Vocab, text: &'t [u8], start: usize, end: usize, out: &mut S) {
+    pub fn merge<S: Sink>(slot: &mut Option<Self>, vocab: &Vocab, text: &[u8], start: usize, end: usize, out: &mut S) {
         let piece = &text[start..end];
         if piece.len() > MAX_PIECE {
             return merge_miss(vocab, piece, out);
@@ -214,32 +312,33 @@ impl<'t> PieceCache<'t> {
         } else {
             None
         };
-        // Not inline: in the general map, or not seen yet.
-        if let Some(&(off, len)) = cache.map.get(piece) {
+        // Not inline: in the long table, or not seen yet.
+        let hash = Long::hash(piece);
+        if let Some(ids) = cache.long.get(hash, piece) {
             cache.hits += 1;
-            out.extend(&cache.ids[off as usize..(off + len) as usize]);
+            out.extend(ids);
             return;
         }
-        let off = cache.ids.len();
-        merge_miss(vocab, piece, &mut cache.ids);
-        let got = &cache.ids[off..];
+        // Merged straight into the long table's ids, where it stays unless it goes inline.
+        let off = cache.long.ids.len();
+        merge_miss(vocab, piece, &mut cache.long.ids);
+        let got = &cache.long.ids[off..];
         out.extend(got);
         match key {
             // At least two ids (a lookup emits the first two unconditionally); always true here,
             // as a piece that merges into one id is a token, but not assumed.
-            Some(key) if (2..=INLINE_IDS).contains(&got.len()) && cache.inline.len < MAX_ENTRIES => {
-                let mut ids = [NO_ID; INLINE_IDS];
-                for (k, id) in ids.iter_mut().enumerate() {
-                    // A fixed-length loop, not a copy of got.len() ids (a `memcpy` call).
-                    *id = got.get(k).copied().unwrap_or(NO_ID);
+            Some(key) if (2..=INLINE_IDS).contains(&got.len()) => {
+                if cache.inline.len < MAX_ENTRIES {
+                    let mut ids = [NO_ID; INLINE_IDS];
+                    for (k, id) in ids.iter_mut().enumerate() {
+                        // A fixed-length loop, not a copy of got.len() ids (a `memcpy` call).
+                        *id = got.get(k).copied().unwrap_or(NO_ID);
+                    }
+                    cache.inline.insert(key, ids);
                 }
-                cache.inline.insert(key, ids);
-                cache.ids.truncate(off);
+                cache.long.ids.truncate(off);
             }
-            _ if cache.map.len() < MAX_ENTRIES && cache.ids.len() <= u32::MAX as usize => {
-                cache.map.insert(piece, (off as u32, (cache.ids.len() - off) as u32));
-            }
-            _ => cache.ids.truncate(off),
+            _ => cache.long.insert(hash, piece, off),
         }
     }
 }
@@ -249,105 +348,150 @@ mod tests {
     use super::*;
     use crate::models::rank::merge::merge_piece;
 
-    /// Many distinct pieces (so the inline table grows several times), each asked for twice:
-    /// the cached answer is the merge's answer.
-    #[test]
-    fn cached_answers_equal_the_merge() {
+    /// Every byte and thirteen merges of a-d: pieces of a-p merge into many tokens of all sizes.
+    fn toy_vocab() -> Vocab {
         let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         for m in ["ab", "bc", "abc", "cd", "ca", "bca", "dd", "ddd", "abcd", "cdab", "abcdab", "dcba", "bcda"] {
             toks.push(m.as_bytes().to_vec());
         }
-        let v = Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap()
+    }
+
+    /// `n` pseudo-random pieces of a-p, of the lengths `len` draws (given the generator).
+    fn pieces(n: usize, seed: u64, mut len: impl FnMut(&mut dyn FnMut(u64) -> u64) -> usize) -> Vec<Vec<u8>> {
+        let mut x = seed;
         let mut next = move |m: u64| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x % m
         };
-        let pieces: Vec<Vec<u8>> = (0..20_000)
+        (0..n)
             .map(|_| {
-                // Mostly short pieces (the inline table), some up to 31 bytes (the map), a few
-                // around and past MAX_PIECE (the map, or merged directly).
-                let n = match next(40) {
-                    0 => [MAX_PIECE - 1, MAX_PIECE, MAX_PIECE + 1, 65, 100][next(5) as usize],
-                    1..=9 => 2 + next(30) as usize,
-                    _ => 2 + next(3) as usize,
-                };
+                let n = len(&mut next);
                 (0..n).map(|_| b"abcdefghijklmnop"[next(16) as usize]).collect()
             })
-            .collect();
-        // One text holding every piece, so lookups read whole words around them (and the last
-        // pieces, near the end, take the byte-by-byte packing).
+            .collect()
+    }
+
+    /// Asks `cache` for every piece of `pieces` that is no token, each `times` times in a row,
+    /// from one text holding them all (so lookups read whole words around them, and the last
+    /// pieces, near the end, take the byte-by-byte packing); every answer must be the merge's.
+    /// `each` sees the cache after every answer.
+    fn ask(v: &Vocab, cache: &mut Option<PieceCache>, pieces: &[Vec<u8>], times: usize, mut each: impl FnMut(&PieceCache)) {
         let text: Vec<u8> = pieces.concat();
-        // Each piece asked for twice in a row (a hit rate of one half keeps the cache on).
-        let mut cache = None;
         let mut start = 0;
-        for p in &pieces {
+        for p in pieces {
             let end = start + p.len();
             if v.rank(p).is_none() {
-                for round in 0..2 {
+                for round in 0..times {
                     let (mut got, mut want) = (Vec::new(), Vec::new());
-                    PieceCache::merge(&mut cache, &v, &text, start, end, &mut got);
-                    merge_piece(&v, p, &mut want);
+                    PieceCache::merge(cache, v, &text, start, end, &mut got);
+                    merge_piece(v, p, &mut want);
                     assert_eq!(got, want, "round {round}, piece {:?}", String::from_utf8_lossy(p));
+                    each(cache.as_ref().unwrap());
                 }
             }
             start = end;
         }
+    }
+
+    /// Many distinct pieces (so the inline table grows several times), each asked for twice:
+    /// the cached answer is the merge's answer.
+    #[test]
+    fn cached_answers_equal_the_merge() {
+        let v = toy_vocab();
+        // Mostly short pieces (the inline table), some up to 31 bytes (the long table), a few
+        // past 128 bytes and around and past MAX_PIECE (the long table, or merged directly).
+        let pieces = pieces(20_000, 0x2545_f491_4f6c_dd1d, |next| match next(40) {
+            0 => [MAX_PIECE - 1, MAX_PIECE, MAX_PIECE + 1, 65, 100, 129, 200, 300][next(8) as usize],
+            1..=9 => 2 + next(30) as usize,
+            _ => 2 + next(3) as usize,
+        });
+        // Each piece asked for twice in a row (a hit rate of one half keeps the cache on).
+        let mut cache = None;
+        ask(&v, &mut cache, &pieces, 2, |_| ());
         let c = cache.unwrap();
-        assert!(c.inline.len > 5000 && !c.map.is_empty(), "both tables used: {} {}", c.inline.len, c.map.len());
+        assert!(c.inline.len > 5000 && c.long.table.len() > 1000, "both tables used: {} {}", c.inline.len, c.long.table.len());
+        assert!(c.long.table.len() <= MAX_ENTRIES && c.long.bytes() <= LONG_BYTES);
         assert_eq!(c.bypass, 0);
 
         // The same pieces once each: few hits, so the cache turns itself off for a while, and
         // the answers stay the merge's. On a new thread, which has kept no table.
-        std::thread::scope(|scope| scope.spawn(|| once_each(&v, &text, &pieces)).join().unwrap());
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let (mut cache, mut bypassed) = (None, false);
+                    ask(&v, &mut cache, &pieces, 1, |c| bypassed |= c.bypass > 0);
+                    assert!(bypassed, "a stream of pieces that do not repeat turns the cache off");
+                })
+                .join()
+                .unwrap()
+        });
     }
 
-    fn once_each(v: &Vocab, text: &[u8], pieces: &[Vec<u8>]) {
-        let mut cache = None;
-        let mut start = 0;
-        let mut bypassed = false;
-        for p in pieces {
-            let end = start + p.len();
-            if v.rank(p).is_none() {
-                let (mut got, mut want) = (Vec::new(), Vec::new());
-                PieceCache::merge(&mut cache, v, text, start, end, &mut got);
-                merge_piece(v, p, &mut want);
-                assert_eq!(got, want, "piece {:?}", String::from_utf8_lossy(p));
-                bypassed |= cache.as_ref().is_some_and(|c| c.bypass > 0);
-            }
-            start = end;
-        }
-        assert!(bypassed, "a stream of pieces that do not repeat turns the cache off");
-    }
-
-    /// A thread keeps its inline table for the next call on the same vocabulary (the second
-    /// call's first lookup hits), and never serves it to another vocabulary, even one with the
-    /// same tokens (whose merges could differ in general).
+    /// The long table's bounds: more distinct pieces than [`MAX_ENTRIES`], then more bytes of
+    /// long pieces than [`LONG_BYTES`]. It never holds more than either; when full it is
+    /// emptied and fills again (so it keeps serving the pieces that come after); and every
+    /// answer is the merge's.
     #[test]
-    fn the_inline_table_outlives_the_call_for_its_own_vocabulary_only() {
+    fn the_long_table_stays_within_its_bounds() {
+        let v = toy_vocab();
+        let mut cache = None;
+        // 16-24 bytes: 30-60 bytes of key and ids each, so the entry bound comes first.
+        let many = pieces(MAX_ENTRIES + 20_000, 7, |next| 16 + next(9) as usize);
+        // 700-1023 bytes: about 3 KB each, so the byte bound comes first.
+        let big = pieces(LONG_BYTES / 2048, 8, |next| 700 + next((MAX_PIECE - 699) as u64) as usize);
+        for (which, pieces) in [("entries", &many), ("bytes", &big)] {
+            let (mut most, mut emptied) = (0, 0);
+            let mut last = None;
+            ask(&v, &mut cache, pieces, 2, |c| {
+                let (n, bytes) = (c.long.table.len(), c.long.bytes());
+                assert!(n <= MAX_ENTRIES && bytes <= LONG_BYTES, "{which}: {n} entries, {bytes} bytes");
+                assert_eq!(c.bypass, 0);
+                if last.is_some_and(|m| n < m) {
+                    emptied += 1;
+                }
+                most = most.max(n);
+                last = Some(n);
+            });
+            assert!(emptied >= 1, "{which}: the table was emptied when full");
+            let c = cache.as_ref().unwrap();
+            assert!(!c.long.table.is_empty(), "{which}: and filled again");
+            if which == "entries" {
+                assert_eq!(most, MAX_ENTRIES);
+            }
+        }
+    }
+
+    /// A thread keeps its tables for the next call on the same vocabulary (the second call's
+    /// lookups hit: an inline piece, a long one, one of more than 128 bytes), never serves
+    /// them to another vocabulary, even one with the same tokens (whose merges could differ
+    /// in general), and `Vocab::forget_cached` (`clear_cache`) ends their use.
+    #[test]
+    fn the_tables_outlive_the_call_for_their_own_vocabulary_only() {
         let toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).chain(["ab", "bc"].map(|m| m.as_bytes().to_vec())).collect();
         let build = || Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
         let (a, b) = (build(), build());
-        let text = b"abcabc";
+        // "abc" (inline), 30 bytes (long), 600 bytes (long, past the old 128-byte limit).
+        let pieces = [b"abc".to_vec(), b"abcabc".repeat(5), b"xabcab".repeat(100)];
         let call = |v: &Vocab| {
             let mut cache = None;
-            let mut got = Vec::new();
-            PieceCache::merge(&mut cache, v, text, 0, 3, &mut got);
-            let mut want = Vec::new();
-            merge_piece(v, b"abc", &mut want);
-            assert_eq!(got, want);
+            ask(v, &mut cache, &pieces, 1, |_| ());
             cache.as_ref().unwrap().hits
         };
         std::thread::scope(|scope| {
             scope
                 .spawn(|| {
                     assert_eq!(call(&a), 0, "first call: nothing kept yet");
-                    assert_eq!(call(&a), 1, "second call on the same table: the kept entry");
-                    assert_eq!(call(&b), 0, "another table: the kept one is not used");
-                    assert_eq!(call(&b), 1);
+                    assert_eq!(call(&a), 3, "second call on the same table: the kept entries");
+                    assert_eq!(call(&b), 0, "another table: the kept ones are not used");
+                    assert_eq!(call(&b), 3);
                     assert_eq!(call(&a), 0, "a thread keeps one table: a's was replaced by b's");
+                    assert_eq!(call(&a), 3);
+                    a.forget_cached();
+                    assert_eq!(call(&a), 0, "after clear_cache nothing kept is used");
+                    assert_eq!(call(&a), 3);
                 })
                 .join()
                 .unwrap()

@@ -87,14 +87,14 @@ impl Encoder {
 
     /// Encodes `piece`, a slice of `text` (the lookups read whole words from `text` around it).
     #[inline(always)]
-    fn piece<'t, S: Sink>(&self, cache: &mut Option<PieceCache<'t>>, text: &'t str, piece: &'t str, out: &mut S) {
+    fn piece<S: Sink>(&self, cache: &mut Option<PieceCache>, text: &str, piece: &str, out: &mut S) {
         let start = piece.as_ptr() as usize - text.as_ptr() as usize;
         self.piece_at(cache, text.as_bytes(), start, start + piece.len(), out)
     }
 
     /// Encodes the piece `bytes[start..end]` (at least one byte).
     #[inline(always)]
-    fn piece_at<'t, S: Sink>(&self, cache: &mut Option<PieceCache<'t>>, bytes: &'t [u8], start: usize, end: usize, out: &mut S) {
+    fn piece_at<S: Sink>(&self, cache: &mut Option<PieceCache>, bytes: &[u8], start: usize, end: usize, out: &mut S) {
         let vocab = &self.vocab;
         let len = end - start;
         // Single bytes go through the short index like any piece of up to 7 bytes (it holds
