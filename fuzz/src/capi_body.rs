@@ -14,7 +14,7 @@ use crate::golden;
 
 const OK: i32 = BP_OK as i32;
 
-fn check(code: i32, what: &str) -> i32 {
+pub(crate) fn check(code: i32, what: &str) -> i32 {
     assert_ne!(code, BP_ERR_PANIC as i32, "{what}: a panic reached the C boundary");
     code
 }

@@ -26,8 +26,10 @@ const TEMPLATES: [&[u8]; 5] = [
 
 const ROLES: [&str; 5] = ["system", "user", "assistant", "tool", "developer"];
 
+/// [`crate::capi_body::check`] (no panic reached the boundary), and only the statuses these
+/// two functions document.
 fn check(code: i32, what: &str) -> i32 {
-    assert_ne!(code, BP_ERR_PANIC as i32, "{what}: a panic reached the C boundary");
+    crate::capi_body::check(code, what);
     assert!(code == OK || code == BP_ERR_TEMPLATE as i32 || code == BP_ERR_UTF8 as i32
                 || code == BP_ERR_BUFFER_TOO_SMALL as i32, "{what}: unexpected status {code}");
     code

@@ -10,7 +10,7 @@
 //! lists and the token-offset lookups were most of a conversation's cost.
 
 use bytepair_core::chat::frame::{Part as Rendered, TextTrain};
-use bytepair_core::chat::{encode_conversation, ChatError, Segment, Train};
+use bytepair_core::chat::{encode_conversation, ChatError, Segment};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
@@ -36,13 +36,17 @@ enum Conv {
 /// A part of a conversation as taken from Python (owning its text's borrow of the `str`).
 enum Part {
     Token(u32, bool),
-    Text(Text, Mask),
+    Text(Text, TextTrain),
 }
 
-enum Mask {
-    No,
-    All,
-    Spans(Vec<(usize, usize)>),
+impl Part {
+    /// The part as [`encode_conversation`] takes it, borrowing the `str`'s text.
+    fn segment(&self) -> Segment<'_> {
+        match self {
+            Part::Token(id, train) => Segment::Token { id: *id, train: *train },
+            Part::Text(text, train) => Segment::Text { text, train: train.as_train() },
+        }
+    }
 }
 
 /// Conversations per parallel task: enough text (~16 x 2 KB) that a task's overhead is small.
@@ -282,47 +286,18 @@ fn encode_chunk(tokenizer: &bytepair_core::Tokenizer, first: usize, convs: &[Con
 /// One conversation's ids and mask appended (rendered first if it is a Jinja template's);
 /// `Some(why)` if jinja2 is to render it instead (nothing appended).
 fn encode_one(tokenizer: &bytepair_core::Tokenizer, conv: &Conv, ids: &mut Vec<u32>, mask: &mut Vec<u8>, scratch: &mut Vec<usize>) -> Result<Option<String>, Failed> {
-    let segments: Vec<Segment<'_>>;
     let rendered: Vec<Rendered>;
-    match conv {
-        Conv::Parts(parts) => {
-            segments = parts
-                .iter()
-                .map(|p| match p {
-                    Part::Token(id, train) => Segment::Token { id: *id, train: *train },
-                    Part::Text(text, mask) => Segment::Text {
-                        text,
-                        train: match mask {
-                            Mask::No => Train::No,
-                            Mask::All => Train::All,
-                            Mask::Spans(s) => Train::Spans(s),
-                        },
-                    },
-                })
-                .collect();
-        }
+    let segments: Vec<Segment<'_>> = match conv {
+        Conv::Parts(parts) => parts.iter().map(Part::segment).collect(),
         Conv::Render(prepared) => {
             rendered = match prepared.render() {
                 Ok(parts) => parts,
                 Err(Refused::Jinja2(why)) => return Ok(Some(why)),
                 Err(Refused::Chat(message)) => return Err(Failed::Template(message)),
             };
-            segments = rendered
-                .iter()
-                .map(|p| match p {
-                    Rendered::Token { id, train } => Segment::Token { id: *id, train: *train },
-                    Rendered::Text { text, train } => Segment::Text {
-                        text,
-                        train: match train {
-                            TextTrain::No => Train::No,
-                            TextTrain::All => Train::All,
-                            TextTrain::Spans(s) => Train::Spans(s),
-                        },
-                    },
-                })
-                .collect();
+            rendered.iter().map(Rendered::segment).collect()
         }
-    }
+    };
     encode_conversation(tokenizer, &segments, ids, mask, scratch).map_err(Failed::Chat)?;
     Ok(None)
 }
@@ -348,11 +323,11 @@ fn parts(conv: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Part>>> {
                     // shift the character offsets of the spans.
                     return Ok(None);
                 }
-                Mask::Spans(spans.extract()?)
+                TextTrain::Spans(spans.extract()?)
             } else if train.extract::<u8>()? != 0 {
-                Mask::All
+                TextTrain::All
             } else {
-                Mask::No
+                TextTrain::No
             };
             out.push(Part::Text(text, mask));
         } else {

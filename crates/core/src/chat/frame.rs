@@ -110,6 +110,27 @@ pub enum Part {
     Text { text: String, train: TextTrain },
 }
 
+impl TextTrain {
+    /// As [`super::encode_conversation`] takes it, borrowing the spans.
+    pub fn as_train(&self) -> super::Train<'_> {
+        match self {
+            TextTrain::No => super::Train::No,
+            TextTrain::All => super::Train::All,
+            TextTrain::Spans(spans) => super::Train::Spans(spans),
+        }
+    }
+}
+
+impl Part {
+    /// The part as [`super::encode_conversation`] takes it, borrowing its text and spans.
+    pub fn segment(&self) -> super::Segment<'_> {
+        match self {
+            Part::Token { id, train } => super::Segment::Token { id: *id, train: *train },
+            Part::Text { text, train } => super::Segment::Text { text, train: train.as_train() },
+        }
+    }
+}
+
 /// Why an assistant message's part could not be found (the messages are Python's wording).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {

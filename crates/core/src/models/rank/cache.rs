@@ -347,14 +347,11 @@ impl PieceCache {
 mod tests {
     use super::*;
     use crate::models::rank::merge::merge_piece;
+    use crate::test_data::byte_vocab;
 
     /// Every byte and thirteen merges of a-d: pieces of a-p merge into many tokens of all sizes.
     fn toy_vocab() -> Vocab {
-        let mut toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        for m in ["ab", "bc", "abc", "cd", "ca", "bca", "dd", "ddd", "abcd", "cdab", "abcdab", "dcba", "bcda"] {
-            toks.push(m.as_bytes().to_vec());
-        }
-        Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap()
+        byte_vocab(&["ab", "bc", "abc", "cd", "ca", "bca", "dd", "ddd", "abcd", "cdab", "abcdab", "dcba", "bcda"])
     }
 
     /// `n` pseudo-random pieces of a-p, of the lengths `len` draws (given the generator).
@@ -470,8 +467,7 @@ mod tests {
     /// in general), and `Vocab::forget_cached` (`clear_cache`) ends their use.
     #[test]
     fn the_tables_outlive_the_call_for_their_own_vocabulary_only() {
-        let toks: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).chain(["ab", "bc"].map(|m| m.as_bytes().to_vec())).collect();
-        let build = || Vocab::new(toks.iter().enumerate().map(|(i, t)| (t.as_slice(), i as u32)), []).unwrap();
+        let build = || byte_vocab(&["ab", "bc"]);
         let (a, b) = (build(), build());
         // "abc" (inline), 30 bytes (long), 600 bytes (long, past the old 128-byte limit).
         let pieces = [b"abc".to_vec(), b"abcabc".repeat(5), b"xabcab".repeat(100)];
