@@ -594,9 +594,6 @@ def startup(vocab: Path, runs: int) -> str:
     ])
 
 
-
-
-
 def parallel_text(corpus_dir: Path | None, repeat: int) -> str:
     """One long text (en.txt) split at safe points, `encode_ordinary_parallel` on 2 threads
     against `encode_ordinary` on one."""
