@@ -375,17 +375,33 @@ impl Tokenizer {
 
     /// Rendered chat conversations -> `(ids, mask)` lists, on up to `num_threads` threads
     /// (see `chat.rs`): `(results, failed, jinja2)`.
-    #[pyo3(signature = (conversations, num_threads=1))]
-    fn encode_chat<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<crate::chat::Answer<'py>> {
-        crate::chat::encode_chat(slf.py(), slf, conversations, num_threads)
+    /// With `chatml` (a `ChatMLFrame`) and `plain` (`bytepair.chat.chatml.plain` for one
+    /// conversation), `conversations` are the caller's, framed here.
+    #[pyo3(signature = (conversations, num_threads=1, chatml=None, plain=None))]
+    fn encode_chat<'py>(
+        slf: &Bound<'py, Self>,
+        conversations: &Bound<'py, PyAny>,
+        num_threads: usize,
+        chatml: Option<PyRef<'py, crate::chatml::ChatMLFrame>>,
+        plain: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<crate::chat::Answer<'py>> {
+        let chatml = chat_frame(&chatml, &plain)?;
+        crate::chat::encode_chat(slf.py(), slf, conversations, num_threads, chatml)
     }
 
     /// `encode_chat` without waiting: the encoding runs on a pool of `num_threads` threads
     /// while the caller goes on; `.result()` encodes what the pool has not taken yet on the
     /// calling thread too and gives `(results, failed, jinja2)` (see `chat.rs`).
-    #[pyo3(signature = (conversations, num_threads=1))]
-    fn encode_chat_start(slf: &Bound<'_, Self>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<crate::chat::ChatJob> {
-        crate::chat::start(slf, conversations, num_threads)
+    #[pyo3(signature = (conversations, num_threads=1, chatml=None, plain=None))]
+    fn encode_chat_start<'py>(
+        slf: &Bound<'py, Self>,
+        conversations: &Bound<'py, PyAny>,
+        num_threads: usize,
+        chatml: Option<PyRef<'py, crate::chatml::ChatMLFrame>>,
+        plain: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<crate::chat::ChatJob> {
+        let chatml = chat_frame(&chatml, &plain)?;
+        crate::chat::start(slf, conversations, num_threads, chatml)
     }
 
     /// Forgets the merged pieces the model's cache holds (rank models: each thread's table,
@@ -645,5 +661,17 @@ impl Tokenizer {
         let q = qtkr::Qtkr { tokens: m.tokens().map(<[u8]>::to_vec).collect(), merges: m.merge_list().to_vec(), bos, eos, pad };
         let data = guarded(|| qtkr::write(&q))?;
         Ok(PyBytes::new(py, &data))
+    }
+}
+
+/// `encode_chat`'s `chatml` and `plain` arguments, which come together or not at all.
+fn chat_frame<'a, 'py>(
+    chatml: &'a Option<PyRef<'py, crate::chatml::ChatMLFrame>>,
+    plain: &'a Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<crate::chat::Chatml<'a, 'py>>> {
+    match (chatml, plain) {
+        (Some(frame), Some(plain)) => Ok(Some(crate::chat::Chatml { frame, plain })),
+        (None, None) => Ok(None),
+        _ => Err(pyo3::exceptions::PyTypeError::new_err("chatml and plain are given together")),
     }
 }
