@@ -375,32 +375,20 @@ impl Tokenizer {
 
     /// Rendered chat conversations -> `(ids, mask)` lists, on up to `num_threads` threads
     /// (see `chat.rs`): `(results, failed, jinja2)`.
-    /// With `chatml` (a `ChatMLFrame`) and `plain` (`bytepair.chat.chatml.plain` for one
-    /// conversation), `conversations` are the caller's, framed here.
-    #[pyo3(signature = (conversations, num_threads=1, chatml=None, plain=None))]
-    fn encode_chat<'py>(
-        slf: &Bound<'py, Self>,
-        conversations: &Bound<'py, PyAny>,
-        num_threads: usize,
-        chatml: Option<PyRef<'py, crate::chatml::ChatMLFrame>>,
-        plain: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<crate::chat::Answer<'py>> {
-        let chatml = chat_frame(&chatml, &plain)?;
+    /// With `chatml`, `(ChatMLFrame, bytepair.chat.chatml's plain for one conversation)`,
+    /// `conversations` are the caller's, framed here.
+    #[pyo3(signature = (conversations, num_threads=1, chatml=None))]
+    fn encode_chat<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<ChatmlArg<'py>>) -> PyResult<crate::chat::Answer<'py>> {
+        let chatml = chatml.as_ref().map(|(frame, plain)| crate::chat::Chatml { frame, plain });
         crate::chat::encode_chat(slf.py(), slf, conversations, num_threads, chatml)
     }
 
     /// `encode_chat` without waiting: the encoding runs on a pool of `num_threads` threads
     /// while the caller goes on; `.result()` encodes what the pool has not taken yet on the
     /// calling thread too and gives `(results, failed, jinja2)` (see `chat.rs`).
-    #[pyo3(signature = (conversations, num_threads=1, chatml=None, plain=None))]
-    fn encode_chat_start<'py>(
-        slf: &Bound<'py, Self>,
-        conversations: &Bound<'py, PyAny>,
-        num_threads: usize,
-        chatml: Option<PyRef<'py, crate::chatml::ChatMLFrame>>,
-        plain: Option<Bound<'py, PyAny>>,
-    ) -> PyResult<crate::chat::ChatJob> {
-        let chatml = chat_frame(&chatml, &plain)?;
+    #[pyo3(signature = (conversations, num_threads=1, chatml=None))]
+    fn encode_chat_start<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<ChatmlArg<'py>>) -> PyResult<crate::chat::ChatJob> {
+        let chatml = chatml.as_ref().map(|(frame, plain)| crate::chat::Chatml { frame, plain });
         crate::chat::start(slf, conversations, num_threads, chatml)
     }
 
@@ -664,14 +652,6 @@ impl Tokenizer {
     }
 }
 
-/// `encode_chat`'s `chatml` and `plain` arguments, which come together or not at all.
-fn chat_frame<'a, 'py>(
-    chatml: &'a Option<PyRef<'py, crate::chatml::ChatMLFrame>>,
-    plain: &'a Option<Bound<'py, PyAny>>,
-) -> PyResult<Option<crate::chat::Chatml<'a, 'py>>> {
-    match (chatml, plain) {
-        (Some(frame), Some(plain)) => Ok(Some(crate::chat::Chatml { frame, plain })),
-        (None, None) => Ok(None),
-        _ => Err(pyo3::exceptions::PyTypeError::new_err("chatml and plain are given together")),
-    }
-}
+/// `encode_chat`'s `chatml` argument: the frame, and the Python function that gives a
+/// conversation it does not take as plain messages (see chat.rs, `Chatml`).
+type ChatmlArg<'py> = (PyRef<'py, crate::chatml::ChatMLFrame>, Bound<'py, PyAny>);

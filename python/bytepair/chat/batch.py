@@ -63,7 +63,7 @@ def render_many(
 
 def _chatml_frame(encoding: Any, t: Any, options: dict) -> dict:
     """For the built-in chatml template, the core's arguments that frame the caller's
-    conversations as they are (``encode_chat``'s ``chatml`` and ``plain``): the core reads a
+    conversations as they are (``encode_chat``'s ``chatml``): the core reads a
     plain conversation straight from its dicts, and asks ``chatml.plain`` for the others.
     Empty for other templates, with options (which chatml refuses, conversation by
     conversation), or an encoding without ChatML's tokens (the error then names conversation 0
@@ -76,8 +76,7 @@ def _chatml_frame(encoding: Any, t: Any, options: dict) -> dict:
         frame = chatml.frame(encoding)
     except ChatError:
         return {}
-    return {"chatml": frame,
-            "plain": lambda conversation: chatml.plain(messages_of(conversation), _with_tools(conversation, {}))}
+    return {"chatml": (frame, lambda conversation: chatml.plain(messages_of(conversation), _with_tools(conversation, {})))}
 
 
 @contextmanager

@@ -9,7 +9,7 @@
 //! is the text's trained span, so a token holding the header's `\n` and the content's first
 //! characters is trained (transformers' offset rule), and its `<|im_end|>` is trained.
 
-use super::frame::{Part, TextTrain};
+use super::frame::{chars_of, Part, TextTrain};
 
 /// An encoding's ChatML ids: `<|im_start|>`, `<|im_end|>` and the ids of `"\n"`.
 #[derive(Debug, Clone)]
@@ -17,15 +17,6 @@ pub struct ChatML {
     pub im_start: u32,
     pub im_end: u32,
     pub newline: Vec<u32>,
-}
-
-/// Characters (what a Python `str` is indexed by, and spans count) in `s`.
-fn chars(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().count()
-    }
 }
 
 impl ChatML {
@@ -37,8 +28,8 @@ impl ChatML {
         text.push('\n');
         text.push_str(content);
         let train = if assistant && !content.is_empty() {
-            let head = chars(role) + 1;
-            TextTrain::Spans(vec![(head, head + chars(content))])
+            let head = chars_of(role) + 1;
+            TextTrain::Spans(vec![(head, head + chars_of(content))])
         } else {
             TextTrain::No
         };
