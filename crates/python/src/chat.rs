@@ -116,7 +116,7 @@ pub fn encode_chat<'py>(
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct ChatJob {
     shared: Mutex<Option<Arc<Shared>>>,
-    refused: Option<(usize, String)>,
+    refused: Stop,
     tokenizer: Py<Tokenizer>,
 }
 
@@ -263,9 +263,13 @@ impl Chatml<'_, '_> {
     }
 }
 
+/// The first conversation refused while converting, if any: its index and why (see
+/// [`encode_chat`]'s `failed`).
+type Stop = Option<(usize, String)>;
+
 /// The conversations, up to the first that cannot be taken (its index and why): the
 /// ones before it are still encoded, since an error among them comes first.
-fn convert(conversations: &Bound<'_, PyAny>, chatml: Option<Chatml<'_, '_>>) -> PyResult<(Vec<Conv>, Option<(usize, String)>)> {
+fn convert(conversations: &Bound<'_, PyAny>, chatml: Option<Chatml<'_, '_>>) -> PyResult<(Vec<Conv>, Stop)> {
     let mut convs: Vec<Conv> = Vec::with_capacity(conversations.len().unwrap_or(0));
     for conv in conversations.try_iter()? {
         let conv = conv?;
@@ -295,7 +299,7 @@ fn convert(conversations: &Bound<'_, PyAny>, chatml: Option<Chatml<'_, '_>>) -> 
 }
 
 /// The `(ids, mask)` lists of the encoded chunks, up to the first failure.
-fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Option<(usize, String)>) -> PyResult<Answer<'py>> {
+fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Stop) -> PyResult<Answer<'py>> {
     // Lists of ints form no cycles; without the pause the collector walked every young list
     // (a fifth of a call's samples in perf).
     let _gc = crate::threads::GcPaused::new(py);

@@ -2,7 +2,9 @@
 
 A conversation costs two kinds of work: the template's, which gives its parts (special-token ids
 and texts, see :class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust).
-A built-in template's part runs here, in this thread (Python); a Jinja template's conversations
+A built-in template's part runs here, in this thread (Python), except the built-in chatml's,
+whose frame the core writes straight from the caller's dicts (``chatml.plain`` normalizes in
+Python only the conversations it cannot read as they are); a Jinja template's conversations
 are only converted here (:meth:`ChatTemplate.prepare`) and rendered by the core. The rest runs
 in one core call per chunk of conversations, with the GIL released. With more than one thread
 the chunks are pipelined: the core starts on a chunk on its own threads
@@ -18,8 +20,8 @@ import gc
 import os
 from collections import deque
 from collections.abc import Iterable
-from itertools import islice
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any
 
 from bytepair.chat._render import messages_of
