@@ -4,14 +4,14 @@ Checked against the compiled module by tests/api/test_stubs.py (mypy's stubtest)
 """
 
 import os
-from typing import Any, Sequence, final
+from typing import Any, Callable, Sequence, final
 
 #: What a chat call gives: the (ids, mask) of each conversation, the first failure (index, why)
 #: or None, and the conversations (index, why) the core handed back for jinja2 to render.
 _ChatAnswer = tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None, list[tuple[int, str]]]
 
 __all__ = [
-    "BYTE_LEVEL_CHARS", "ChatJob", "ChatSpecials", "IdBuffer", "JinjaConversation", "JinjaTemplate", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
+    "BYTE_LEVEL_CHARS", "ChatJob", "ChatMLFrame", "ChatSpecials", "IdBuffer", "JinjaConversation", "JinjaTemplate", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
     "bpe2_info", "gpt2_to_tiktoken", "known_encoding", "known_encoding_by_sha256",
     "parse_tiktoken",
 ]
@@ -101,11 +101,16 @@ class Tokenizer:
         self, texts: Sequence[str], num_threads: int | None = None
     ) -> tuple[IdBuffer, IdBuffer]: ...
     def encode_chat(
-        self, conversations: Sequence[tuple[list[int | str], list[Any]] | JinjaConversation], num_threads: int = 1
+        self, conversations: Sequence[Any], num_threads: int = 1,
+        chatml: tuple[ChatMLFrame, Callable[[Any], list[dict[str, str]]]] | None = None,
     ) -> _ChatAnswer:
-        """(results, failed (index, why) or None, [(index, why) jinja2 is to render])"""
+        """(results, failed (index, why) or None, [(index, why) jinja2 is to render]).
+        ``conversations``: ``(parts, trains)`` pairs and ``JinjaConversation``s, or with
+        ``chatml`` (the frame, and the function giving a conversation it does not read as it is
+        as plain messages) the caller's conversations."""
     def encode_chat_start(
-        self, conversations: Sequence[tuple[list[int | str], list[Any]] | JinjaConversation], num_threads: int = 1
+        self, conversations: Sequence[Any], num_threads: int = 1,
+        chatml: tuple[ChatMLFrame, Callable[[Any], list[dict[str, str]]]] | None = None,
     ) -> ChatJob: ...
     def clear_cache(self) -> None: ...
     def encode_single_token(self, bytes: bytes) -> int: ...
@@ -191,6 +196,17 @@ def gpt2_to_tiktoken(vocab_bpe: bytes, encoder_json: bytes) -> bytes:
 @final
 class ChatJob:
     def result(self) -> _ChatAnswer: ...
+    @property
+    def stopped(self) -> bool:
+        """A conversation was refused while converting (no later chunk is worth starting)."""
+
+@final
+class ChatMLFrame:
+    """An encoding's ChatML frame: ``<|im_start|>``, ``<|im_end|>``, the ids of ``"\\n"``."""
+    def __new__(cls, im_start: int, im_end: int, newline: list[int]) -> ChatMLFrame: ...
+    def parts(self, messages: list[dict[str, str]]) -> tuple[list[int | str], list[Any]] | None:
+        """Plain messages framed as ``(parts, trains)``; None if an assistant's content holds
+        lone surrogates."""
 
 @final
 class ChatSpecials:

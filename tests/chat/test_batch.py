@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import re
+from enum import Enum
 from pathlib import Path
 
 import pytest
@@ -230,3 +233,87 @@ def test_jinja_errors_name_the_first_failing_conversation(cl100k_im):
     convs[CHUNK + 5] = [{"content": "no role"}]
     for threads in (1, 2, 4):
         assert first_error(threads) == "conversation 261: message 0: expected a dict with 'role' and 'content', got {'content': 'no role'}"
+
+
+# The built-in chatml template in render_many: plain conversations are read from the caller's
+# dicts by the core (ChatMLFrame), the others normalized by chatml.plain first. -------------
+
+
+class ChatRole(str, Enum):
+    """A role enum (openai-harmony's Role is one): the template renders its value."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+def test_render_many_chatml_takes_every_shape_the_template_takes(cl100k_im, corpus_documents):
+    convs = conversations(corpus_documents, 2 * CHUNK + 40, seed=45)
+    odd = {
+        3: lambda c: {"messages": c},  # a dict holding the messages
+        CHUNK - 1: lambda c: {"messages": c, "tools": None},  # falsy tools: not an option
+        CHUNK: lambda c: [{**m, "role": ChatRole(m["role"])} if m["role"] != "system" else m for m in c],
+        CHUNK + 7: lambda c: [{**m, "content": [{"type": "text", "text": m["content"]}, "!"]} for m in c],
+        CHUNK + 8: lambda c: [{**m, "name": None, "extra": [1, 2]} for m in c],  # keys the template ignores
+        CHUNK + 9: lambda c: tuple(c),  # a sequence that is not a list
+        CHUNK + 10: lambda c: [{**m, "content": type("S", (str,), {})(m["content"])} for m in c],
+        CHUNK + 11: lambda c: [*c[:-1], {"role": "user", "content": "lone \udc80 surrogate"}],
+        CHUNK + 12: lambda c: [{"role": "user", "content": "é\u2028\x00"}, {"role": "assistant", "content": ""}],
+    }
+    for k, change in odd.items():
+        convs[k] = change(convs[k])
+    want = [render_conversation(cl100k_im, c, template="chatml") for c in convs]
+    for threads in (1, 2, 4):
+        assert render_many(cl100k_im, convs, template="chatml", num_workers=threads) == want, threads
+    # Each odd shape renders as its plain version does: the role's value, the parts joined.
+    plain = render_conversation(cl100k_im, conversations(corpus_documents, 2 * CHUNK + 40, seed=45)[CHUNK + 7])
+    assert want[CHUNK + 7][0] != plain[0]  # the "!" parts are there
+    for k in (3, CHUNK - 1, CHUNK, CHUNK + 8, CHUNK + 9, CHUNK + 10):
+        assert want[k] == render_conversation(cl100k_im, conversations(corpus_documents, 2 * CHUNK + 40, seed=45)[k]), k
+    # A lone surrogate in a context message is repaired as encode_ordinary repairs it.
+    ids, mask = want[CHUNK + 11]
+    tail = cl100k_im.encode_ordinary("user\nlone \udc80 surrogate")
+    assert ids[-len(tail) - 3:] == [100264, *tail, 100265, *cl100k_im.encode_ordinary("\n")]
+
+
+def test_render_many_chatml_errors_name_the_conversation_and_field(cl100k_im):
+    fine = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
+    cases = [
+        ([{"role": "user", "content": 5}], "message 0: content must be a string or a list of text parts, got int"),
+        ([fine[0], {"content": "no role"}], "message 1: expected a dict with 'role' and 'content', got {'content': 'no role'}"),
+        ([fine[0], {"role": "user"}], "message 1: expected a dict with 'role' and 'content', got {'role': 'user'}"),
+        ([{"role": 7, "content": "x"}], "role must be a string, got int"),
+        ([{"role": "user", "content": [{"type": "image"}]}], r"message 0, part 0: expected a text part \({'type': 'text', 'text': ...}\), got {'type': 'image'}"),
+        ([fine[0], "hi"], "message 1: expected a dict with 'role' and 'content', got 'hi'"),
+        ("not a conversation", "a conversation is a list of messages, not str"),
+        ({"content": "x"}, "a conversation given as a dict needs a 'messages' list"),
+        ({"messages": fine, "tools": [{"type": "function"}]}, "the chatml template takes no options, got tools"),
+        ([{"role": "assistant", "content": "a\ud83d\ude00b"}],
+         r"a text whose mask splits it holds lone surrogates \(not UTF-8\); its character offsets cannot be placed"),
+    ]
+    for bad, message in cases:
+        convs = [fine] * (2 * CHUNK)
+        convs[CHUNK + 40] = bad
+        convs[CHUNK + 90] = [{"role": "user", "content": None}]  # a later failure, never reported
+        for threads in (1, 2, 4):
+            with pytest.raises(ChatError) as e:
+                render_many(cl100k_im, convs, template="chatml", num_workers=threads)
+            assert re.fullmatch(f"conversation {CHUNK + 40}: {message}", str(e.value)), (str(e.value), threads)
+        # The same message as one conversation (where the template's own check words it).
+        with pytest.raises(ChatError, match=f"^{message}"):
+            render_conversation(cl100k_im, bad, template="chatml")
+    # With options the template refuses every conversation, the first one named.
+    with pytest.raises(ChatError, match="^conversation 0: the chatml template takes no options, got tools$"):
+        render_many(cl100k_im, [fine] * 3, template="chatml", tools=[])
+    # An encoding without ChatML's tokens.
+    with pytest.raises(ChatError, match="^conversation 0: encoding 'cl100k_base' lacks the chatml template's special tokens"):
+        render_many(bytepair.get_encoding("cl100k_base"), [fine], template="chatml")
+
+
+def test_render_many_results_are_left_out_of_the_cyclic_collector(cl100k_im):
+    # Lists of ints hold no cycle; tracked, each collection walked every id of the results.
+    fine = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
+    for template in ("chatml", ChatTemplate("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}")):
+        for threads in (1, 2):
+            got = render_many(cl100k_im, [fine] * (CHUNK + 1), template=template, num_workers=threads)
+            assert got[0][0] and got[0][1]
+            assert not any(gc.is_tracked(ids) or gc.is_tracked(mask) for ids, mask in got)

@@ -19,7 +19,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::errors::to_py;
-use crate::jinja::{JinjaConversation, Prepared, Refused};
+use crate::chatml::{ChatMLFrame, Framed};
+use crate::jinja::{ChatError as PyChatError, JinjaConversation, Prepared, Refused};
 use crate::ids::IntCache;
 use crate::text::Text;
 use crate::tokenizer::Tokenizer;
@@ -31,6 +32,8 @@ use crate::tokenizer::Tokenizer;
 enum Conv {
     Parts(Vec<Part>),
     Render(Arc<Prepared>),
+    /// Framed here from the caller's dicts (`ChatMLFrame`, chatml.rs).
+    Framed(Vec<Rendered>),
 }
 
 /// A part of a conversation as taken from Python (owning its text's borrow of the `str`).
@@ -76,11 +79,13 @@ pub type Answer<'py> = (Bound<'py, PyList>, Option<(usize, String)>, Vec<(usize,
 
 /// `conversations`: a sequence of `(parts, trains)` pairs of equal-length lists (a part is a
 /// special token's id (`int`) or a text (`str`), its train is 0 or 1, or for a text a list of
-/// `(start, end)` character spans) or `JinjaConversation`s, rendered here. Returns `(results,
+/// `(start, end)` character spans) or `JinjaConversation`s, rendered here; or, with `chatml`,
+/// the caller's conversations as they are, framed by it ([`Chatml`]). Returns `(results,
 /// failed, jinja2)`: `(ids, mask)` lists for each conversation before `failed`, which is None
 /// or `(index, why)` for the first conversation that failed: `"not byte-level"` (its spans
 /// split a text and the model's tokens are not byte strings of the text), `"surrogates"` (a
-/// text with spans holds lone surrogates), or a Jinja template's ChatError message; `jinja2`:
+/// text with spans holds lone surrogates), or a ChatError message (a Jinja template's, or
+/// the chatml template's for a conversation it refused); `jinja2`:
 /// `(index, why)` for each conversation before `failed` that jinja2 is to render (its lists
 /// are empty).
 pub fn encode_chat<'py>(
@@ -88,14 +93,15 @@ pub fn encode_chat<'py>(
     tokenizer: &Bound<'py, Tokenizer>,
     conversations: &Bound<'py, PyAny>,
     num_threads: usize,
+    chatml: Option<Chatml<'_, 'py>>,
 ) -> PyResult<Answer<'py>> {
     if num_threads > 1 && conversations.len().unwrap_or(0) > CHUNK {
         // On the pool and this thread, as `render_many`'s jobs are. A small batch stays here:
         // handing it to another thread and waiting costs a wake-up, which on a busy machine
         // is a time slice.
-        return start(tokenizer, conversations, num_threads - 1)?.result(py);
+        return start(tokenizer, conversations, num_threads - 1, chatml)?.result(py);
     }
-    let (convs, refused) = convert(conversations)?;
+    let (convs, refused) = convert(conversations, chatml)?;
     let inner = &tokenizer.get().inner;
     let chunks = py.allow_threads(|| convs.chunks(CHUNK).enumerate().map(|(c, chunk)| encode_chunk(inner, c * CHUNK, chunk)).collect());
     lists(py, &tokenizer.get().ints, chunks, refused)
@@ -110,7 +116,7 @@ pub fn encode_chat<'py>(
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct ChatJob {
     shared: Mutex<Option<Arc<Shared>>>,
-    refused: Option<(usize, &'static str)>,
+    refused: Stop,
     tokenizer: Py<Tokenizer>,
 }
 
@@ -179,8 +185,13 @@ impl Shared {
     }
 }
 
-pub fn start(tokenizer: &Bound<'_, Tokenizer>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<ChatJob> {
-    let (convs, refused) = convert(conversations)?;
+pub fn start<'py>(
+    tokenizer: &Bound<'py, Tokenizer>,
+    conversations: &Bound<'py, PyAny>,
+    num_threads: usize,
+    chatml: Option<Chatml<'_, 'py>>,
+) -> PyResult<ChatJob> {
+    let (convs, refused) = convert(conversations, chatml)?;
     let chunks = convs.len().div_ceil(CHUNK);
     let pool = crate::threads::pool_of(num_threads).filter(|_| chunks > 0);
     let shared = Arc::new(Shared {
@@ -209,16 +220,69 @@ impl ChatJob {
         let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner()).take();
         let shared = shared.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
         let chunks = py.allow_threads(|| shared.finish());
-        lists(py, &self.tokenizer.get().ints, chunks, self.refused)
+        lists(py, &self.tokenizer.get().ints, chunks, self.refused.clone())
+    }
+
+    /// Whether a conversation was refused while converting (the job holds those before it):
+    /// `render_many` then starts no further jobs, as a serial loop would stop there.
+    #[getter]
+    fn stopped(&self) -> bool {
+        self.refused.is_some()
     }
 }
 
+/// The built-in chatml template for [`encode_chat`]: its frame, and the Python function that
+/// gives a conversation the frame does not take as it is (`bytepair.chat.chatml.plain`) as
+/// plain messages, or raises its ChatError.
+pub struct Chatml<'a, 'py> {
+    pub frame: &'a ChatMLFrame,
+    pub plain: &'a Bound<'py, PyAny>,
+}
+
+impl Chatml<'_, '_> {
+    /// `conversation` framed: read from the dicts, or from what `plain` gives for it. Err(why)
+    /// for a conversation refused: lone surrogates in a trained span, or `plain`'s ChatError.
+    fn convert(&self, conversation: &Bound<'_, PyAny>) -> PyResult<Result<Vec<Rendered>, String>> {
+        let framed = match self.frame.frame(conversation)? {
+            Some(framed) => framed,
+            None => {
+                let plain = match self.plain.call1((conversation,)) {
+                    Ok(plain) => plain,
+                    Err(e) if e.is_instance_of::<PyChatError>(conversation.py()) => {
+                        return Ok(Err(e.value(conversation.py()).to_string()));
+                    }
+                    Err(e) => return Err(e),
+                };
+                self.frame.frame(&plain)?.ok_or_else(|| PyRuntimeError::new_err("chatml.plain gave messages that are not plain (a bug)"))?
+            }
+        };
+        Ok(match framed {
+            Framed::Parts(parts) => Ok(parts),
+            Framed::Surrogates => Err("surrogates".into()),
+        })
+    }
+}
+
+/// The first conversation refused while converting, if any: its index and why (see
+/// [`encode_chat`]'s `failed`).
+type Stop = Option<(usize, String)>;
+
 /// The conversations, up to the first that cannot be taken (its index and why): the
 /// ones before it are still encoded, since an error among them comes first.
-fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Conv>, Option<(usize, &'static str)>)> {
+fn convert(conversations: &Bound<'_, PyAny>, chatml: Option<Chatml<'_, '_>>) -> PyResult<(Vec<Conv>, Stop)> {
     let mut convs: Vec<Conv> = Vec::with_capacity(conversations.len().unwrap_or(0));
     for conv in conversations.try_iter()? {
         let conv = conv?;
+        if let Some(chatml) = &chatml {
+            match chatml.convert(&conv)? {
+                Ok(parts) => convs.push(Conv::Framed(parts)),
+                Err(why) => {
+                    let at = convs.len();
+                    return Ok((convs, Some((at, why))));
+                }
+            }
+            continue;
+        }
         if let Ok(c) = conv.downcast::<JinjaConversation>() {
             convs.push(Conv::Render(c.get().inner.clone()));
             continue;
@@ -227,7 +291,7 @@ fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Conv>, Option<(usi
             Some(p) => convs.push(Conv::Parts(p)),
             None => {
                 let at = convs.len();
-                return Ok((convs, Some((at, "surrogates"))));
+                return Ok((convs, Some((at, "surrogates".into()))));
             }
         }
     }
@@ -235,7 +299,7 @@ fn convert(conversations: &Bound<'_, PyAny>) -> PyResult<(Vec<Conv>, Option<(usi
 }
 
 /// The `(ids, mask)` lists of the encoded chunks, up to the first failure.
-fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Option<(usize, &'static str)>) -> PyResult<Answer<'py>> {
+fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Stop) -> PyResult<Answer<'py>> {
     // Lists of ints form no cycles; without the pause the collector walked every young list
     // (a fifth of a call's samples in perf).
     let _gc = crate::threads::GcPaused::new(py);
@@ -244,7 +308,7 @@ fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Opti
     for chunk in chunks {
         let mut start = 0;
         for &end in &chunk.ends {
-            let pair = (ints.list(py, &chunk.ids[start..end])?, ints.list(py, &chunk.mask[start..end])?);
+            let pair = (untracked(ints.list(py, &chunk.ids[start..end])?), untracked(ints.list(py, &chunk.mask[start..end])?));
             out.append(pair)?;
             start = end;
         }
@@ -258,7 +322,21 @@ fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Opti
         };
         return Ok((out, Some(failed), jinja2));
     }
-    Ok((out, refused.map(|(i, why)| (i, why.to_string())), jinja2))
+    Ok((out, refused, jinja2))
+}
+
+/// `list` taken out of Python's cyclic collector. A list of ints can be in no reference cycle,
+/// yet the collector walks every id of every tracked list: the first allocation after
+/// `render_many` re-enables it starts a collection of the young objects, which are the results
+/// (perf, built-in chatml on 2 threads: a quarter of the calling thread's samples, `list_traverse`
+/// and `visit_*` over 2 million ids), and again when they move to the older generations. The
+/// cost: a cycle the caller later builds through one of these lists (`ids.append(ids)`) is not
+/// collected; nothing else changes (`gc.is_tracked` says False).
+fn untracked(list: Bound<'_, PyList>) -> Bound<'_, PyList> {
+    // Safety: the GIL is held (the Bound); untracking a tracked container is allowed at any
+    // time, and list deallocation untracks only if tracked.
+    unsafe { pyo3::ffi::PyObject_GC_UnTrack(list.as_ptr().cast()) };
+    list
 }
 
 fn encode_chunk(tokenizer: &bytepair_core::Tokenizer, first: usize, convs: &[Conv]) -> Done {
@@ -289,6 +367,7 @@ fn encode_one(tokenizer: &bytepair_core::Tokenizer, conv: &Conv, ids: &mut Vec<u
     let rendered: Vec<Rendered>;
     let segments: Vec<Segment<'_>> = match conv {
         Conv::Parts(parts) => parts.iter().map(Part::segment).collect(),
+        Conv::Framed(parts) => parts.iter().map(Rendered::segment).collect(),
         Conv::Render(prepared) => {
             rendered = match prepared.render() {
                 Ok(parts) => parts,

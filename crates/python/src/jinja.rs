@@ -102,28 +102,34 @@ pub struct JinjaConversation {
 impl JinjaConversation {
     /// The rendered conversation as `(parts, trains)` (as `bytepair.chat.jinja`'s Python path
     /// gives them), rendered with the GIL released.
-    fn parts<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+    fn parts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let parts = py.allow_threads(|| self.inner.render()).map_err(Refused::into_py)?;
-        let out_parts = PyList::empty(py);
-        let out_trains = PyList::empty(py);
-        for part in parts {
-            match part {
-                Part::Token { id, train } => {
-                    out_parts.append(id)?;
-                    out_trains.append(train as u8)?;
-                }
-                Part::Text { text, train } => {
-                    out_parts.append(text)?;
-                    match train {
-                        TextTrain::No => out_trains.append(0)?,
-                        TextTrain::All => out_trains.append(1)?,
-                        TextTrain::Spans(spans) => out_trains.append(spans)?,
-                    }
+        py_parts(py, parts)
+    }
+}
+
+/// Rendered parts as the `(parts, trains)` lists the Python templates give: a special token's
+/// id or a text; 0 or 1, or a text's `(start, end)` character spans.
+pub fn py_parts(py: Python<'_>, parts: Vec<Part>) -> PyResult<Bound<'_, PyTuple>> {
+    let out_parts = PyList::empty(py);
+    let out_trains = PyList::empty(py);
+    for part in parts {
+        match part {
+            Part::Token { id, train } => {
+                out_parts.append(id)?;
+                out_trains.append(train as u8)?;
+            }
+            Part::Text { text, train } => {
+                out_parts.append(text)?;
+                match train {
+                    TextTrain::No => out_trains.append(0)?,
+                    TextTrain::All => out_trains.append(1)?,
+                    TextTrain::Spans(spans) => out_trains.append(spans)?,
                 }
             }
         }
-        Ok((out_parts, out_trains))
     }
+    PyTuple::new(py, [out_parts, out_trains])
 }
 
 /// An encoding's special tokens for marking and splitting rendered conversations

@@ -3,6 +3,7 @@
 //! registry, file handling) live in the Python package. One module per part of the core.
 
 mod chat;
+mod chatml;
 mod errors;
 mod formats;
 mod ids;
@@ -47,6 +48,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::Tokenizer>()?;
     m.add_class::<ids::IdBuffer>()?;
     m.add_class::<chat::ChatJob>()?;
+    m.add_class::<chatml::ChatMLFrame>()?;
     m.add_class::<jinja::JinjaTemplate>()?;
     m.add_class::<jinja::ChatSpecials>()?;
     m.add_class::<jinja::JinjaConversation>()?;

@@ -375,17 +375,21 @@ impl Tokenizer {
 
     /// Rendered chat conversations -> `(ids, mask)` lists, on up to `num_threads` threads
     /// (see `chat.rs`): `(results, failed, jinja2)`.
-    #[pyo3(signature = (conversations, num_threads=1))]
-    fn encode_chat<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize) -> PyResult<crate::chat::Answer<'py>> {
-        crate::chat::encode_chat(slf.py(), slf, conversations, num_threads)
+    /// With `chatml`, `(ChatMLFrame, bytepair.chat.chatml's plain for one conversation)`,
+    /// `conversations` are the caller's, framed here.
+    #[pyo3(signature = (conversations, num_threads=1, chatml=None))]
+    fn encode_chat<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<ChatmlArg<'py>>) -> PyResult<crate::chat::Answer<'py>> {
+        let chatml = chatml.as_ref().map(|(frame, plain)| crate::chat::Chatml { frame, plain });
+        crate::chat::encode_chat(slf.py(), slf, conversations, num_threads, chatml)
     }
 
     /// `encode_chat` without waiting: the encoding runs on a pool of `num_threads` threads
     /// while the caller goes on; `.result()` encodes what the pool has not taken yet on the
     /// calling thread too and gives `(results, failed, jinja2)` (see `chat.rs`).
-    #[pyo3(signature = (conversations, num_threads=1))]
-    fn encode_chat_start(slf: &Bound<'_, Self>, conversations: &Bound<'_, PyAny>, num_threads: usize) -> PyResult<crate::chat::ChatJob> {
-        crate::chat::start(slf, conversations, num_threads)
+    #[pyo3(signature = (conversations, num_threads=1, chatml=None))]
+    fn encode_chat_start<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<ChatmlArg<'py>>) -> PyResult<crate::chat::ChatJob> {
+        let chatml = chatml.as_ref().map(|(frame, plain)| crate::chat::Chatml { frame, plain });
+        crate::chat::start(slf, conversations, num_threads, chatml)
     }
 
     /// Forgets the merged pieces the model's cache holds (rank models: each thread's table,
@@ -647,3 +651,7 @@ impl Tokenizer {
         Ok(PyBytes::new(py, &data))
     }
 }
+
+/// `encode_chat`'s `chatml` argument: the frame, and the Python function that gives a
+/// conversation it does not take as plain messages (see chat.rs, `Chatml`).
+type ChatmlArg<'py> = (PyRef<'py, crate::chatml::ChatMLFrame>, Bound<'py, PyAny>);

@@ -119,13 +119,13 @@ def checked(encoding: Any, answer: tuple, first: int | None, jinja2: Callable[[i
     if failed is not None:
         index, why = failed
         # One of the core's own refusals, or a Jinja template's ChatError message as it is.
-        message = _REFUSED[why].format(name=encoding.name) if why in _REFUSED else why
+        message = REFUSED[why].format(name=encoding.name) if why in REFUSED else why
         raise ChatError(message if first is None else f"conversation {first + index}: {message}")
     return results
 
 
 #: Why ``encode_chat`` refused a conversation's mask.
-_REFUSED = {
+REFUSED = {
     # A SentencePiece-style model's tokens carry a dummy-prefix U+2581 the text lacks: the
     # token offsets are not the text's, and a mask from them would be a guess.
     "not byte-level": ("encoding {name!r}: its tokens' bytes are not the text's (a SentencePiece-style "

@@ -2,7 +2,9 @@
 
 A conversation costs two kinds of work: the template's, which gives its parts (special-token ids
 and texts, see :class:`bytepair.chat._render.Render`), and the encoding of those parts (Rust).
-A built-in template's part runs here, in this thread (Python); a Jinja template's conversations
+A built-in template's part runs here, in this thread (Python), except the built-in chatml's,
+whose frame the core writes straight from the caller's dicts (``chatml.plain`` normalizes in
+Python only the conversations it cannot read as they are); a Jinja template's conversations
 are only converted here (:meth:`ChatTemplate.prepare`) and rendered by the core. The rest runs
 in one core call per chunk of conversations, with the GIL released. With more than one thread
 the chunks are pipelined: the core starts on a chunk on its own threads
@@ -19,8 +21,10 @@ import os
 from collections import deque
 from collections.abc import Iterable
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any
 
+from bytepair.chat._render import messages_of
 from bytepair.errors import ChatError
 
 #: Conversations per core call: large enough that a call's overhead is small, small enough
@@ -52,9 +56,29 @@ def render_many(
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
     threads = num_workers or os.cpu_count() or 1
     t = _template(encoding, template)
+    framed = _chatml_frame(encoding, t, options)
+    chunks = _as_they_are(conversations) if framed else _rendered(encoding, t, conversations, options)
     with _gc_paused():
-        out = _render_chunks(encoding, t, _rendered(encoding, t, conversations, options), threads, options)
+        out = _render_chunks(encoding, t, chunks, threads, options, framed)
     return _limit(out, max_tokens, drop_long)
+
+
+def _chatml_frame(encoding: Any, t: Any, options: dict) -> dict:
+    """For the built-in chatml template, the core's arguments that frame the caller's
+    conversations as they are (``encode_chat``'s ``chatml``): the core reads a
+    plain conversation straight from its dicts, and asks ``chatml.plain`` for the others.
+    Empty for other templates, with options (which chatml refuses, conversation by
+    conversation), or an encoding without ChatML's tokens (the error then names conversation 0
+    as before)."""
+    from bytepair.chat import _with_tools, chatml
+
+    if t is not chatml.TEMPLATE or options:
+        return {}
+    try:
+        frame = chatml.frame(encoding)
+    except ChatError:
+        return {}
+    return {"chatml": (frame, lambda conversation: chatml.plain(messages_of(conversation), _with_tools(conversation, {})))}
 
 
 @contextmanager
@@ -73,7 +97,7 @@ def _gc_paused():
             gc.enable()
 
 
-def _render_chunks(encoding: Any, t: Any, chunks, threads: int, options: dict) -> list:
+def _render_chunks(encoding: Any, t: Any, chunks, threads: int, options: dict, framed: dict) -> list:
     from bytepair.chat import _parts
     from bytepair.chat._render import checked, encode_parts
 
@@ -86,7 +110,7 @@ def _render_chunks(encoding: Any, t: Any, chunks, threads: int, options: dict) -
     out: list = []
     if threads == 1:  # everything on this thread, one chunk after the other
         for first, rendered, originals in chunks:
-            out += results(first, encoding._core_bpe.encode_chat(rendered, 1), originals)
+            out += results(first, encoding._core_bpe.encode_chat(rendered, 1, **framed), originals)
         return out
     # The core encodes a chunk on its own threads (threads - 1 of them: this one renders the
     # next chunk meanwhile) and is asked for the lists only once the next chunk is rendered;
@@ -102,7 +126,9 @@ def _render_chunks(encoding: Any, t: Any, chunks, threads: int, options: dict) -
             for first_done, originals_done, job in jobs:
                 results(first_done, job.result(), originals_done)
             raise
-        jobs.append((first, originals, encoding._core_bpe.encode_chat_start(rendered, max(1, threads - 1))))
+        jobs.append((first, originals, encoding._core_bpe.encode_chat_start(rendered, max(1, threads - 1), **framed)))
+        if jobs[-1][2].stopped:  # a conversation was refused while converting: no more chunks
+            break
         if len(jobs) > 1:
             first_done, originals_done, job = jobs.popleft()
             out += results(first_done, job.result(), originals_done)
@@ -134,6 +160,16 @@ def _rendered(encoding: Any, t: Any, conversations: Iterable[Any], options: dict
             first, rendered, originals = i + 1, [], []
     if rendered:
         yield first, rendered, originals
+
+
+def _as_they_are(conversations: Iterable[Any]):
+    """``_rendered``'s chunks of the conversations as the caller gave them, for the core to
+    frame (``_chatml_frame``)."""
+    it = iter(conversations)
+    first = 0
+    while chunk := list(islice(it, CHUNK)):
+        yield first, chunk, chunk
+        first += len(chunk)
 
 
 def _limit(out: list, max_tokens: int | None, drop_long: bool) -> list:

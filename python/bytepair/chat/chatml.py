@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bytepair.chat._render import Render, Template, content_of, role_of, text_parts
+from bytepair.chat._render import REFUSED, Render, Template, content_of, role_of, text_parts
 from bytepair.errors import ChatError
 
 SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>")
@@ -25,29 +25,44 @@ SPECIAL_TOKENS = ("<|im_start|>", "<|im_end|>")
 CL100K_IM_SPECIAL_TOKENS = {"<|im_start|>": 100264, "<|im_end|>": 100265}
 
 
-def render(out: Render, messages: list, options: dict) -> None:
+def plain(messages: list, options: dict) -> list[dict]:
+    """The messages as ``{"role": str, "content": str}`` (a role enum as its value, content
+    parts joined): what the frame writes (``_core.ChatMLFrame``, which reads plain
+    conversations straight from the caller's dicts and asks this for the others)."""
     if options:
         raise ChatError(f"the chatml template takes no options, got {', '.join(sorted(options))}")
-    # The parts written here rather than through Render.special/const: this loop runs for every
-    # message of a dataset, and the method calls were a third of its time. Each message is
-    # <|im_start|>, "role\n" + content as one text (an assistant's content its trained span),
-    # <|im_end|> (trained for an assistant), then the newline's ids.
-    im_start, im_end = out.special_id("<|im_start|>"), out.special_id("<|im_end|>")
-    newline = out.const_ids("\n")
-    untrained = [0] * len(newline)
-    parts, trains = out.parts, out.trains
+    out = []
     for i, message in enumerate(messages):
         role = role_of(message)
         content = message["content"] if "content" in message else content_of(message, f"message {i}")
         if type(content) is not str:
             content = "".join(text_parts(content, f"message {i}"))
-        head = f"{role}\n"
-        if role == "assistant":
-            parts += (im_start, head + content, im_end, *newline)
-            trains += (0, [(len(head), len(head) + len(content))] if content else 0, 1, *untrained)
-        else:
-            parts += (im_start, head + content, im_end, *newline)
-            trains += (0, 0, 0, *untrained)
+        out.append({"role": f"{role}", "content": content})
+    return out
+
+
+def frame(encoding: Any) -> Any:
+    """The encoding's ChatML frame (``<|im_start|>``, ``<|im_end|>``, the ids of ``"\n"``),
+    built once per encoding; a :class:`ChatError` if it lacks the tokens."""
+    found = encoding.__dict__.get("_chatml_frame")
+    if found is None:
+        from bytepair import _core
+
+        out = Render(encoding, TEMPLATE)  # checks the encoding has the tokens
+        found = encoding.__dict__["_chatml_frame"] = _core.ChatMLFrame(
+            out.special_id("<|im_start|>"), out.special_id("<|im_end|>"), out.const_ids("\n"))
+    return found
+
+
+def render(out: Render, messages: list, options: dict) -> None:
+    # Each message is <|im_start|>, "role\n" + content as one text (an assistant's content its
+    # trained span), <|im_end|> (trained for an assistant), then the newline's ids: written by
+    # the core's frame (bytepair_core::chat::chatml), which render_many uses on whole datasets.
+    framed = frame(out.enc).parts(plain(messages, options))
+    if framed is None:
+        raise ChatError(REFUSED["surrogates"])
+    out.parts += framed[0]
+    out.trains += framed[1]
 
 
 def complete(out: Render, messages: list, options: dict) -> None:

@@ -159,7 +159,8 @@ impl fmt::Display for FrameError {
 
 impl std::error::Error for FrameError {}
 
-fn chars_of(s: &str) -> usize {
+/// Characters (Unicode scalar values: what a Python `str` is indexed by) in `s`.
+pub(crate) fn chars_of(s: &str) -> usize {
     if s.is_ascii() {
         s.len()
     } else {

@@ -20,6 +20,7 @@
 
 use crate::{AnyModel, Error, Tokenizer};
 
+pub mod chatml;
 pub mod frame;
 pub mod jinja;
 
