@@ -231,10 +231,22 @@ impl ShortIndex {
     pub fn get(&self, key: u64) -> Option<u32> {
         if self.is_narrow {
             let (mut i, mut want, step) = self.narrow_start(key);
+            // The home slot first, outside the walk: nearly every lookup of a whole piece ends
+            // there (found, or an empty slot), and the walk's distance counter and wrap-around
+            // cost a third of the probe's instructions (cachegrind, issue 14 eleventh pass).
+            let s = self.narrow[i];
+            if s ^ want < step {
+                return Some((s & (step - 1)) as u32);
+            }
+            if s == 0 {
+                return None;
+            }
             let mask = self.narrow.len() - 1;
+            want += step;
+            i = (i + 1) & mask;
             // No key sits more than MAX_DIST slots from home, so the walk is bounded (and
             // `want` never carries into the quotient).
-            for _ in 0..=MAX_DIST {
+            for _ in 1..=MAX_DIST {
                 let s = self.narrow[i];
                 if s ^ want < step {
                     return Some((s & (step - 1)) as u32);
