@@ -290,11 +290,14 @@ impl Vocab {
     #[inline(always)]
     pub fn rank_in(&self, text: &[u8], start: usize, end: usize) -> Option<u32> {
         let n = end - start;
-        // `start < len - 7` is `start + 8 <= len` without the overflow check that
-        // `text.get(start..start + 8)` compiles to (a piece start is below `len`).
+        // `start < len - 7` is `start + 8 <= len`, one compare against a bound computed once
+        // per call, where `text.get(start..start + 8)` compiled to an overflow check, a
+        // compare and, behind them, the slice's own length check again.
         if n <= MAX_SHORT {
             if start < text.len().saturating_sub(7) {
-                return self.rank_word(u64::from_le_bytes(text[start..][..8].try_into().unwrap()), n);
+                // Safety: `start + 8 <= text.len()` (above), so the eight bytes are in `text`.
+                let word = unsafe { text.as_ptr().add(start).cast::<u64>().read_unaligned() };
+                return self.rank_word(u64::from_le(word), n);
             }
         } else if n <= MAX_MEDIUM {
             if start < text.len().saturating_sub(15) {

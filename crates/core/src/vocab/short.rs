@@ -233,8 +233,13 @@ impl ShortIndex {
             let (mut i, mut want, step) = self.narrow_start(key);
             // The home slot first, outside the walk: nearly every lookup of a whole piece ends
             // there (found, or an empty slot), and the walk's distance counter and wrap-around
-            // cost a third of the probe's instructions (cachegrind, issue 14 eleventh pass).
-            let s = self.narrow[i];
+            // are instructions such a lookup does not need (docs/engine.md, section 7,
+            // "Eleventh pass (warm, Latin, numpy)").
+            debug_assert!(i < self.narrow.len());
+            // Safety: a home slot is the hash's top `bits` bits, below 2^bits, the table's
+            // length (`from_ranks`, the one place a narrow index is made, with at least 16
+            // slots). The bounds check it replaces was three instructions a lookup.
+            let s = unsafe { *self.narrow.get_unchecked(i) };
             if s ^ want < step {
                 return Some((s & (step - 1)) as u32);
             }
