@@ -110,3 +110,39 @@ def test_kept_long_pieces_warm_and_across_encodings(reference, corpus_texts):
         want = reference(name).encode_ordinary_batch(docs)
         for _ in range(2):
             assert enc.encode_ordinary_batch(docs, num_threads=2) == want, name
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_warm_list_and_numpy_every_corpus(reference, corpus_texts, name):
+    """The warm path (issue 14, eleventh pass): a call on text this thread has encoded before
+    answers its pieces from the short and medium indexes and from the piece cache's inline
+    table without merging, through lookups inlined into the scanner's loop. Every corpus, on
+    one instance: the first call, warm calls, and calls after clear_cache, to a list and to a
+    numpy array in both orders; then short slices of the corpus, warm, whose last pieces lie in
+    the text's last 16 bytes (where the lookups cannot read whole words and take the byte-by-
+    byte keys). tiktoken's ids every time."""
+    import bytepair
+
+    enc, ref = bytepair.get_encoding(name), reference(name)
+    for corpus, text in corpus_texts.items():
+        want = ref.encode_ordinary(text)
+        enc.clear_cache()
+        steps = [("first", "list"), ("warm", "numpy"), ("warm", "list"), ("cleared", "numpy"), ("warm", "list"),
+                 ("warm", "numpy")]
+        for step, output in steps:
+            if step == "cleared":
+                enc.clear_cache()
+            if output == "list":
+                got = enc.encode_ordinary(text)
+            else:
+                array = enc.encode_to_numpy(text, disallowed_special=())
+                assert str(array.dtype) == "uint32"
+                got = array.tolist()
+            assert got == want, f"{name} {corpus}: {step} call to a {output}"
+        # Slices of 1-400 characters at 97 places, warm: their ends cut words anywhere.
+        step = max(1, len(text) // 97)
+        for k, start in enumerate(range(0, len(text) - 400, step)):
+            piece = text[start:start + 1 + (k * 37) % 400]
+            want = ref.encode_ordinary(piece)
+            assert enc.encode_ordinary(piece) == want, f"{name} {corpus}: slice at {start}"
+            assert enc.encode_to_numpy(piece, disallowed_special=()).tolist() == want, f"{name} {corpus}: slice at {start}"

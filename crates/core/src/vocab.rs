@@ -283,17 +283,28 @@ impl Vocab {
     /// [`rank`](Self::rank) of `text[start..end]` (at least one byte). A piece of up to 7 bytes
     /// with 8 bytes of `text` readable from its start is keyed from one load (15 bytes: two
     /// loads), with no branch on its length.
+    ///
+    /// A piece longer than the longest token is no token and is not hashed; that test comes
+    /// last, as the short and medium indexes answer for every length they hold (so the encoder's
+    /// per-piece path, nearly all pieces of up to 7 bytes, pays no compare for it).
     #[inline(always)]
     pub fn rank_in(&self, text: &[u8], start: usize, end: usize) -> Option<u32> {
         let n = end - start;
+        // `start < len - 7` is `start + 8 <= len`, one compare against a bound computed once
+        // per call, where `text.get(start..start + 8)` compiled to an overflow check, a
+        // compare and, behind them, the slice's own length check again.
         if n <= MAX_SHORT {
-            if let Some(word) = text.get(start..start + 8) {
-                return self.rank_word(u64::from_le_bytes(word.try_into().unwrap()), n);
+            if start < text.len().saturating_sub(7) {
+                // Safety: `start + 8 <= text.len()` (above), so the eight bytes are in `text`.
+                let word = unsafe { text.as_ptr().add(start).cast::<u64>().read_unaligned() };
+                return self.rank_word(u64::from_le(word), n);
             }
         } else if n <= MAX_MEDIUM {
-            if let Some(words) = text.get(start..start + 16) {
-                return self.medium.get(pack16_words(words, n));
+            if start < text.len().saturating_sub(15) {
+                return self.medium.get(pack16_words(&text[start..][..16], n));
             }
+        } else if n > self.max_token_len {
+            return None;
         }
         self.rank(&text[start..end])
     }

@@ -96,11 +96,11 @@ impl Encoder {
     #[inline(always)]
     fn piece_at<S: Sink>(&self, cache: &mut Option<PieceCache>, bytes: &[u8], start: usize, end: usize, out: &mut S) {
         let vocab = &self.vocab;
-        let len = end - start;
         // Single bytes go through the short index like any piece of up to 7 bytes (it holds
         // all 256): a separate branch for them was mispredicted about 30,000 times per MB of
-        // English, more than the probe costs.
-        if let Some(rank) = (len <= vocab.max_token_len()).then(|| vocab.rank_in(bytes, start, end)).flatten() {
+        // English, more than the probe costs. `rank_in` answers None for a piece longer than
+        // any token without hashing it.
+        if let Some(rank) = vocab.rank_in(bytes, start, end) {
             out.push(rank);
         } else {
             PieceCache::merge(cache, vocab, bytes, start, end, out);
