@@ -29,10 +29,14 @@ fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyLi
     PyList::new(py, pairs.into_iter().map(|(b, r)| (PyBytes::new(py, &b), r)))
 }
 
-/// The pinned facts of a known encoding (crates/core/src/known.rs): `(sha256 hex, pattern,
-/// [(spelling, id), ...], n_vocab or None)`; KeyError for a name the table does not hold.
+/// A known encoding's facts as Python gets them: `(sha256 hex, pattern, [(spelling, id), ...],
+/// n_vocab or None)`.
+type KnownFacts = (&'static str, &'static str, Vec<(String, u32)>, Option<u32>);
+
+/// The pinned facts of a known encoding (crates/core/src/known.rs), [`KnownFacts`]; KeyError
+/// for a name the table does not hold.
 #[pyfunction]
-fn known_encoding(name: &str) -> PyResult<(&'static str, &'static str, Vec<(String, u32)>, Option<u32>)> {
+fn known_encoding(name: &str) -> PyResult<KnownFacts> {
     let k = known::encoding(name).ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(name.to_owned()))?;
     Ok((k.sha256, k.pattern, k.special_tokens(), k.n_vocab))
 }

@@ -247,7 +247,7 @@ fn char_slot(s: &[u8]) -> Option<(usize, usize)> {
     let b0 = *s.first()?;
     if b0 & 0xe0 == 0xc0 {
         let b1 = *s.get(1)?;
-        is_cont(b1).then(|| (((b0 as usize & 0x1f) << 6) | (b1 as usize & 0x3f), 2))
+        is_cont(b1).then_some((((b0 as usize & 0x1f) << 6) | (b1 as usize & 0x3f), 2))
     } else if b0 & 0xf0 == 0xe0 {
         let (b1, b2) = (*s.get(1)?, *s.get(2)?);
         (is_cont(b1) && is_cont(b2)).then(|| (TWO + ((b0 as usize & 0x0f) << 12 | (b1 as usize & 0x3f) << 6 | (b2 as usize & 0x3f)), 3))
