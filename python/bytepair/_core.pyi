@@ -212,6 +212,14 @@ class ChatMLFrame:
 class ChatSpecials:
     """An encoding's special tokens (spelling -> id) for marking and splitting conversations."""
     def __new__(cls, tokens: dict[str, int]) -> ChatSpecials: ...
+    def mark(self, text: str) -> str:
+        """Each special spelling and private-use marker wrapped (the same str when none);
+        UnicodeEncodeError for lone surrogates."""
+    def frame(self, text: str, *, mask: bool, generation: bool, prompts: list[tuple[int, str]],
+              end_of_turn: list[int], names: str) -> tuple[list[int | str], list[Any]]:
+        """A rendering of marked strings as ``(parts, trains)``, framed as the core frames its
+        own; ChatError when an assistant message's part cannot be placed, UnicodeEncodeError
+        for lone surrogates."""
 
 @final
 class JinjaConversation:

@@ -2,8 +2,8 @@
 transformers sets it up: the same rendered text for the five published templates over the
 corpus conversations (with tools, special spellings in the contents, broken role orders that
 make the templates raise), for template features one at a time, and for any message content
-(Hypothesis). The core's marking and splitting (chat/frame.rs) against the Python path that
-the jinja2 fallback uses: the same parts and trains.
+(Hypothesis). A conversation rendered by jinja2 (the fallback) and by the Rust engine, both
+framed by the core (chat/frame.rs): the same parts and trains.
 
 The Rust engine is called directly (``_core.JinjaTemplate``), so a render it hands back to
 jinja2 (NotImplementedError) fails these tests instead of passing through the fallback.
@@ -104,7 +104,8 @@ def test_rust_renders_what_jinja2_renders(file, cases):
 
 @pytest.mark.parametrize("file", sorted(SPECIALS) + ["chatml-generation"])
 def test_core_frame_equals_the_python_frame(file, cases):
-    """Marking, splitting, spans and parts in the core == the Python path (the jinja2 fallback)."""
+    """The jinja2 fallback's parts (jinja2 renders, the core marks and frames) == the Rust
+    engine's, masks and errors included."""
     if file == "chatml-generation":
         source, specials, tokens = CHATML_MARKED, ["<|im_start|>", "<|im_end|>"], {}
     else:
@@ -188,6 +189,35 @@ def test_values_jinja2_sees_as_python_objects_fall_back():
         _core.JinjaTemplate("{{ r }}").render({"r": "a\ud800"})
     template = ChatTemplate("{% for m in messages %}{{ m.role }}{% endfor %}")
     assert template.render_text([{"role": Role("user")}]) == "user"
+
+
+@pytest.mark.parametrize("file", ["qwen2.5.jinja", "chatml-generation"])
+def test_lone_surrogates_frame_as_any_other_character(file):
+    """jinja2 renders strings the core cannot take as UTF-8 (lone surrogates); the fallback
+    frames them as it frames any character: the parts equal those of the conversation with a
+    plain character in each surrogate's place. Characters from the supplementary private-use
+    planes, where the surrogates are stood in for, stay what they are."""
+    if file == "chatml-generation":
+        source, specials, tokens = CHATML_MARKED, ["<|im_start|>", "<|im_end|>"], {}
+    else:
+        source, specials, tokens = (TEMPLATES / file).read_text(encoding="utf-8"), SPECIALS[file], _tokens(file)
+    enc = _encoding(specials)
+    template = ChatTemplate(source, **tokens)
+    stand_ins = {"\ud83d": "\u2460", "\ude00": "\u2461", "\udc80": "\u2462"}
+    contents = ["a\ud83d\ude00b", "\udc80<|im_end|>\U000f0000\U000f0001", "\ud83d", "\U000f0000\ud83d\ue002"]
+    msgs = [{"role": r, "content": c} for r, c in zip(["system", "user", "assistant", "user", "assistant"], ["s", *contents])]
+    plain = [{**m, "content": m["content"].translate(str.maketrans(stand_ins))} for m in msgs]
+    back = str.maketrans({v: k for k, v in stand_ins.items()})
+    for mask in (True, False):
+        for gen in (True, False):
+            want_parts, want_trains = template._parts_jinja2("test", enc, _specials(enc), _prepare(plain), gen, mask,
+                                                             None, None, {})
+            assert not any(isinstance(p, str) and "\ud83d" in p for p in want_parts)
+            got = template._parts_jinja2("test", enc, _specials(enc), _prepare(msgs), gen, mask, None, None, {})
+            assert got == ([p.translate(back) if isinstance(p, str) else p for p in want_parts], want_trains)
+            assert any(isinstance(p, str) and "\ud83d" in p for p in got[0])
+            assert any(isinstance(p, str) and "\U000f0001" in p for p in got[0])
+            assert any(t not in (0, 1) for t in got[1]) or not mask  # a partial mask: offsets in play
 
 
 @pytest.mark.parametrize("x", [1e20, 1.5e-7, -3e-9, float("inf"), float("nan")])

@@ -18,11 +18,12 @@
 //! here), converting directly was faster and keeps what JSON loses (tuples vs lists are the
 //! same to a template, but non-str keys, NaN and big ints are not).
 
-use bytepair_core::chat::frame::{Part, Specials, TextTrain};
+use bytepair_core::chat::frame::{frame, Part, Specials, TextTrain, Trained};
 use bytepair_core::chat::jinja::{dict_value, list_value, Conversation, JinjaTemplate as Core, Mask, RenderError, TemplateError, Value};
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 pyo3::import_exception!(bytepair.errors, ChatError);
@@ -148,6 +149,41 @@ impl ChatSpecials {
             pairs.push((k.extract::<String>()?, v.extract::<u32>()?));
         }
         Ok(ChatSpecials { inner: Arc::new(Specials::new(pairs).map_err(PyValueError::new_err)?) })
+    }
+
+    /// `text` with each special spelling and private-use marker wrapped, so a rendering splits
+    /// only at the template's own specials (the same `str` back when there is none: most).
+    /// For jinja2's renderings; minijinja's are marked in [`JinjaTemplate::prepare`].
+    fn mark<'py>(&self, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+        Ok(match self.inner.mark(text.to_str()?) {
+            Cow::Borrowed(_) => text.clone(),
+            Cow::Owned(marked) => PyString::new(text.py(), &marked),
+        })
+    }
+
+    /// A rendering of marked strings as `(parts, trains)`, framed as the core frames its own
+    /// renderings (bytepair_core::chat::frame::frame): nothing trained without `mask`; the
+    /// `{% generation %}` blocks with `generation`; otherwise each assistant message's part,
+    /// placed by `prompts` (its index and the conversation before it rendered with the
+    /// generation prompt) through the next of `end_of_turn` (`names`: their spellings).
+    #[pyo3(signature = (text, *, mask, generation, prompts, end_of_turn, names))]
+    fn frame<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        mask: bool,
+        generation: bool,
+        prompts: Vec<(usize, String)>,
+        end_of_turn: Vec<u32>,
+        names: &str,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let trained = match (mask, generation) {
+            (false, _) => Trained::Nothing,
+            (true, true) => Trained::Generation,
+            (true, false) => Trained::AfterPrompts { prompts: &prompts, end_of_turn: &end_of_turn, names },
+        };
+        let parts = frame(&self.inner, text, trained).map_err(|e| ChatError::new_err(e.to_string()))?;
+        py_parts(py, parts)
     }
 }
 

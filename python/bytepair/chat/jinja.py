@@ -198,7 +198,8 @@ class ChatTemplate:
 
     def _parts_jinja2(self, why, encoding, specials, messages, add_generation_prompt, mask, tools, documents, kwargs):
         """``parts`` for a conversation the core hands back (``why``): rendered with jinja2,
-        marked and split here, as the core does it (crates/core/src/chat/frame.rs)."""
+        then marked and framed by the core as it frames its own renderings
+        (crates/core/src/chat/frame.rs), so both renderers share one framing."""
         # Marked once: the renders below (one per assistant message without
         # {% generation %}) share the marked inputs.
         messages = specials.mark(messages)
@@ -211,39 +212,13 @@ class ChatTemplate:
             return self._render_jinja2(why, context)
 
         text = render(messages, add_generation_prompt)
-        pieces, spans, clean = specials.split(text)
-        if not mask:
-            spans = []
-        elif not self.has_generation:
-            spans = self._assistant_spans(encoding, messages, pieces, clean, render, specials)
-        return _parts(encoding, pieces, spans)
-
-    def _assistant_spans(self, encoding, messages, pieces, clean, render, specials):
-        """Each assistant message's span: from the end of the generation prompt that renders
-        the conversation before it, through the next end-of-turn token."""
-        ends = set(self.end_of_turn(encoding))
-        special_at = [(start, start + len(p)) for start, p, is_special in _positions(pieces)
-                      if is_special and p in ends]
-        spans = []
-        for i, message in enumerate(messages):
-            if message.get("role") != "assistant":
-                continue
-            prompt = specials.clean(render(messages[:i], True))
-            if not clean.startswith(prompt):
-                raise ChatError(
-                    f"message {i}: the template renders the conversation before this assistant "
-                    "message differently when it ends there, so where the message lands cannot be "
-                    "found; add {% generation %} ... {% endgeneration %} around the assistant's "
-                    "part of the template, or render with mask=False")
-            start = len(prompt)
-            end = next((e for s, e in special_at if s >= start), None)
-            if end is None and start == len(clean):
-                continue  # the template writes nothing for this message: nothing to train
-            if end is None:
-                raise ChatError(f"message {i}: no end-of-turn token ({', '.join(sorted(ends)) or 'none known'}) "
-                                "after this assistant message; add {% generation %} markers")
-            spans.append((start, end))
-        return spans
+        prompts: list = []
+        eot_ids, eot_names = [], ""
+        if mask and not self.has_generation:
+            eot_ids, eot_names = self._end_of_turn_ids(encoding, specials)
+            prompts = [(i, render(messages[:i], True)) for i, m in enumerate(messages) if m.get("role") == "assistant"]
+        return specials.frame(text, mask=mask, generation=self.has_generation, prompts=prompts,
+                              end_of_turn=eot_ids, names=eot_names)
 
 
 def _check_keywords(kwargs):
@@ -256,135 +231,56 @@ def _rebuild(source, special_tokens_map):
     return ChatTemplate(source, **special_tokens_map)
 
 
-def _positions(pieces):
-    at = 0
-    for p, is_special in pieces:
-        yield at, p, is_special
-        at += len(p)
-
-
-def _parts(encoding, pieces, spans) -> tuple[list, list]:
-    """The pieces as ``(parts, trains)``: a special token's id, trained if a span touches it;
-    a text with the spans' parts inside it (in its own character offsets)."""
-    parts: list = []
-    trains: list = []
-    special_ids = encoding._special_tokens
-    k, n, start = 0, len(spans), 0
-    for piece, is_special in pieces:
-        end = start + len(piece)
-        while k < n and spans[k][1] <= start:
-            k += 1
-        if k == n or spans[k][0] >= end:  # no span reaches into this piece (most pieces)
-            parts.append(special_ids[piece] if is_special else piece)
-            trains.append(0)
-            start = end
-            continue
-        local = []
-        j = k
-        while j < n and spans[j][0] < end:
-            s, e = max(spans[j][0], start), min(spans[j][1], end)
-            if s < e:
-                local.append((s - start, e - start))
-            j += 1
-        if is_special:
-            parts.append(special_ids[piece])
-            trains.append(int(bool(local)))
-        else:
-            parts.append(piece)
-            # The whole text or nothing needs no token offsets (any model can take it).
-            trains.append(0 if not local else 1 if local == [(0, len(piece))] else local)
-        start = end
-    return parts, trains
-
-
 class _Specials:
-    """The encoding's special tokens: marking them in the caller's strings, and splitting a
-    rendered string at the unmarked ones."""
+    """The encoding's special tokens, for renderings by jinja2: the core's marking and framing
+    (``_core.ChatSpecials``, crates/core/src/chat/frame.rs) applied to Python values, and to
+    strings holding lone surrogates, which the core cannot take as UTF-8."""
 
     def __init__(self, tokens: dict):
         self.core = _core.ChatSpecials(tokens)
         self.end_of_turn: dict = {}  # ChatTemplate._end_of_turn_ids's cache
-        alternation = "|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)) or "(?!)"
-        self._in_text = re.compile(f"{alternation}|[{_PRIVATE}]")
-        self._markers = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|[{_PRIVATE}]")
-        self._split = re.compile(f"{WRAP}((?:{alternation}|[{_PRIVATE}])){UNWRAP}|([{_PRIVATE}])|({alternation})")
-        # The patterns above have no common first character, so `re` tries them at every
-        # position (~35 ns a character, most of a Jinja conversation's cost). Most strings hold
-        # no private-use character, and for those the specials alone decide: one alternation
-        # of literals, which `re` scans for with its prefix search, and `in` for the markers.
-        self._special = re.compile(f"({alternation})")
+        self._spellings = "".join(tokens)
 
     def mark(self, value: Any) -> Any:
         if type(value) is dict:  # before the isinstance chain: Mapping is an ABC, slow to test
             return {k: self.mark(v) for k, v in value.items()}
         if isinstance(value, str):
-            if self._special.search(value) is None and not _has_private(value):
-                return value
-            return self._in_text.sub(lambda m: WRAP + m.group(0) + UNWRAP, value)
+            try:
+                return self.core.mark(value)
+            except UnicodeEncodeError:
+                # No spelling holds a surrogate, so no spelling crosses one: the parts between
+                # them are marked on their own.
+                cut = _SURROGATE.split(value)
+                return "".join(p if k % 2 else self.core.mark(p) for k, p in enumerate(cut))
         if isinstance(value, Mapping):
             return {k: self.mark(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.mark(v) for v in value]
         return value
 
-    def clean(self, text: str) -> str:
-        """The text ``split`` gives, without splitting: markers removed, wrapped spellings kept."""
-        if not _has_private(text):
-            return text
-        return self._markers.sub(lambda m: m.group(1) or "", text)
-
-    def split(self, text: str):
-        """``(pieces, spans, clean)``: pieces as ``(text, is_special)`` with adjacent texts
-        joined, the {% generation %} spans in the clean text, and the clean text."""
-        if not _has_private(text):
-            # No markers: split at every special, texts and specials alternating.
-            cut = self._special.split(text)
-            pieces = [(p, k % 2 == 1) for k, p in enumerate(cut) if p]
-            return pieces, [], text
-        pieces: list[tuple[str, bool]] = []
-        buf: list[str] = []
-        spans: list[tuple[int, int]] = []
-        at, open_at, last = 0, None, 0
-        for m in self._split.finditer(text):
-            if m.start() > last:
-                buf.append(text[last:m.start()])
-                at += m.start() - last
-            last = m.end()
-            wrapped, lone, special = m.groups()
-            if wrapped is not None:
-                buf.append(wrapped)
-                at += len(wrapped)
-            elif special is not None:
-                if buf:
-                    pieces.append(("".join(buf), False))
-                    buf = []
-                pieces.append((special, True))
-                at += len(special)
-            elif lone == GEN_START:
-                open_at = at
-            elif lone == GEN_END and open_at is not None:
-                spans.append((open_at, at))
-                open_at = None
-            # any other lone marker: a wrapped spelling the template cut apart; dropped
-        if last < len(text):
-            buf.append(text[last:])
-        if buf:
-            pieces.append(("".join(buf), False))
-        return pieces, _merge(spans), "".join(p for p, _ in pieces)
+    def frame(self, text: str, *, prompts: list, **how: Any) -> tuple[list, list]:
+        """``ChatSpecials.frame``. A lone surrogate stands in for itself as a character no
+        input or spelling holds (one character for one: offsets stay), put back in the parts."""
+        try:
+            return self.core.frame(text, prompts=prompts, **how)
+        except UnicodeEncodeError:
+            pass
+        texts = [text, *(p for _, p in prompts)]
+        seen = set(self._spellings).union(*texts)
+        free = (c for c in map(chr, range(0xF0000, 0x110000)) if c not in seen)
+        hide = {}
+        for s in sorted(set(_SURROGATE.findall("".join(texts)))):
+            c = next(free, None)
+            if c is None:
+                raise ChatError("the rendered conversation holds lone surrogates and every "
+                                "supplementary private-use character: it cannot be split")
+            hide[ord(s)] = c
+        show = str.maketrans({c: chr(s) for s, c in hide.items()})
+        parts, trains = self.core.frame(text.translate(hide), prompts=[(i, p.translate(hide)) for i, p in prompts], **how)
+        return [p.translate(show) if type(p) is str else p for p in parts], trains
 
 
-def _has_private(text: str) -> bool:
-    return WRAP in text or UNWRAP in text or GEN_START in text or GEN_END in text
-
-
-def _merge(spans):
-    out = []
-    for s, e in sorted(spans):
-        if out and s <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], e))
-        elif e > s:
-            out.append((s, e))
-    return out
+_SURROGATE = re.compile("([\ud800-\udfff])")
 
 
 def _specials(encoding) -> _Specials:

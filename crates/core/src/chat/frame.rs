@@ -387,11 +387,38 @@ fn merge(mut spans: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
     out
 }
 
+/// Where a rendered conversation's trained characters come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Trained<'a> {
+    /// Nothing is trained (`mask=False`).
+    Nothing,
+    /// The characters between the `{% generation %}` markers.
+    Generation,
+    /// Each assistant message's part, placed by the conversation before it rendered with the
+    /// generation prompt: `prompts`, `end_of_turn` and `names` as [`assistant_spans`] takes them.
+    AfterPrompts { prompts: &'a [(usize, String)], end_of_turn: &'a [u32], names: &'a str },
+}
+
+/// A rendered conversation (its caller strings marked) as parts to encode: split at the
+/// template's own specials, with the trained characters placed as `trained` says. The one
+/// framing both renderers use: minijinja's in the core and jinja2's (Python's fallback).
+pub fn frame(specials: &Specials, text: &str, trained: Trained<'_>) -> Result<Vec<Part>, FrameError> {
+    let split = specials.split(text);
+    let spans = match trained {
+        Trained::Nothing => Vec::new(),
+        Trained::Generation => split.spans.clone(),
+        Trained::AfterPrompts { prompts, end_of_turn, names } => {
+            assistant_spans(specials, text, &split, prompts, end_of_turn, names)?
+        }
+    };
+    Ok(parts(split, &spans))
+}
+
 /// Each assistant message's span (see the module docs). `prompts`: for each assistant message,
 /// its index and the rendering of the messages before it with the generation prompt (marked);
 /// `end_of_turn`: the ids that end an assistant turn; `names`: those tokens' spellings for the
 /// error message.
-pub fn assistant_spans(
+fn assistant_spans(
     specials: &Specials,
     text: &str,
     split: &Split,
@@ -429,7 +456,7 @@ pub fn assistant_spans(
 
 /// The pieces as parts: a special token trained if a span touches it; a text with the spans'
 /// parts inside it, in its own character offsets (all of it or none needs no offsets).
-pub fn parts(split: Split, spans: &[(usize, usize)]) -> Vec<Part> {
+fn parts(split: Split, spans: &[(usize, usize)]) -> Vec<Part> {
     let mut out = Vec::with_capacity(split.pieces.len());
     let (mut k, mut start) = (0, 0);
     for piece in split.pieces {

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use minijinja::value::{Enumerator, Kwargs, ObjectExt as _, ObjectRepr, Rest, ValueOrKwargs};
 
-use super::frame::{assistant_spans, parts, FrameError, Part, Specials};
+use super::frame::{frame, FrameError, Part, Specials, Trained};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
 /// The values a context is made of (minijinja's), for callers that build one.
@@ -241,22 +241,21 @@ impl JinjaTemplate {
     ) -> Result<Vec<Part>, RenderError> {
         let n = conversation.messages.len();
         let text = self.render(Self::context(conversation, n, add_generation_prompt))?;
-        let split = specials.split(&text);
-        let spans = match mask {
-            Mask::No => Vec::new(),
-            Mask::Yes { .. } if self.has_generation => split.spans.clone(),
+        let mut prompts = Vec::new();
+        let trained = match mask {
+            Mask::No => Trained::Nothing,
+            Mask::Yes { .. } if self.has_generation => Trained::Generation,
             Mask::Yes { end_of_turn, names } => {
-                let mut prompts = Vec::new();
                 for (i, message) in conversation.messages.iter().enumerate() {
                     let role = message.get_item(&Value::from("role")).ok();
                     if role.as_ref().and_then(|r| r.as_str()) == Some("assistant") {
                         prompts.push((i, self.render(Self::context(conversation, i, true))?));
                     }
                 }
-                assistant_spans(specials, &text, &split, &prompts, end_of_turn, names).map_err(RenderError::Frame)?
+                Trained::AfterPrompts { prompts: &prompts, end_of_turn, names }
             }
         };
-        Ok(parts(split, &spans))
+        frame(specials, &text, trained).map_err(RenderError::Frame)
     }
 }
 
