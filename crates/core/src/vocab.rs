@@ -223,21 +223,21 @@ impl Vocab {
     /// [`MAX_SHORT`] bytes in the packed-key index, up to [`MAX_MEDIUM`] in the two-word one,
     /// longer ones in the hash table. Refuses the same bytes at two ranks and a missing single
     /// byte.
-    fn build_index(&mut self, ids: impl Iterator<Item = u32> + Clone) -> Result<()> {
+    fn build_index(&mut self, ids: impl Iterator<Item = u32>) -> Result<()> {
         let Vocab { table, short, medium, byte_ranks, long: long_filter, .. } = self;
         let twice = |bytes: &[u8], a: u32, b: u32| {
             Error::Vocab(format!("{} has two ranks, {} and {}", show(bytes), a.min(b), a.max(b)))
         };
-        let mut n_short = 0;
+        let mut short_pairs = Vec::new();
         let mut medium_pairs = Vec::new();
         let mut long = Vec::new();
-        for rank in ids.clone() {
+        for rank in ids {
             let bytes = table.token_unchecked(rank);
             if bytes.len() <= MAX_SHORT {
                 if bytes.len() == 1 {
                     byte_ranks[bytes[0] as usize] = rank;
                 }
-                n_short += 1;
+                short_pairs.push((pack(bytes), rank));
             } else if bytes.len() <= MAX_MEDIUM {
                 medium_pairs.push((pack16(bytes), rank));
             } else {
@@ -247,11 +247,10 @@ impl Vocab {
         *long_filter = LongFilter::new(long.iter().map(|&id| table.token_unchecked(id)));
         table.index(long).map_err(|table::Duplicate(a, b)| twice(table.token_unchecked(b), a, b))?;
         let token = |id: u32| table.token_unchecked(id);
-        // Built in one go (see `ShortIndex::from_keys`): far fewer cache misses than inserting
-        // in rank order.
-        let short_ids = ids.filter(|&id| token(id).len() <= MAX_SHORT);
-        *short = ShortIndex::from_ranks(n_short, short_ids, |id| pack(token(id))).map_err(|(a, b)| twice(token(b), a, b))?;
-        *medium = MediumIndex::from_pairs(medium_pairs).map_err(|(a, b)| twice(token(b), a, b))?;
+        // Keys made in rank order (reading the token bytes in order) and then inserted in home
+        // order (see `ShortIndex::from_pairs`).
+        *short = ShortIndex::from_pairs(short_pairs.len(), &short_pairs).map_err(|(a, b)| twice(token(b), a, b))?;
+        *medium = MediumIndex::from_pairs(&medium_pairs).map_err(|(a, b)| twice(token(b), a, b))?;
         self.check_bytes()
     }
 

@@ -138,3 +138,42 @@ impl<T: Zeroable> Clone for ZeroedPages<T> {
         copy
     }
 }
+
+/// `items` ordered by `bucket` (the top `bits` bits of each one's home slot), stable: a
+/// counting sort in two linear passes over `items` (an iterator walked twice, so neither pass
+/// reads the source in bucket order). A cold open-addressed table filled in this order fills
+/// front to back, a page fault and a few cache misses per page, where filling it in rank order
+/// took a cache and TLB miss for nearly every key; of two equal keys the earlier stays first,
+/// so a duplicate is reported against the rank given first.
+pub fn in_home_order<T, I, B>(items: I, bits: u32, bucket: B) -> Vec<T>
+where
+    T: Copy + Default,
+    I: Iterator<Item = T> + Clone,
+    B: Fn(&T) -> usize,
+{
+    let mut starts = vec![0usize; (1 << bits) + 1];
+    for item in items.clone() {
+        starts[bucket(&item) + 1] += 1;
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    let mut ordered = vec![T::default(); starts[starts.len() - 1]];
+    for item in items {
+        let at = &mut starts[bucket(&item)];
+        ordered[*at] = item;
+        *at += 1;
+    }
+    ordered
+}
+
+/// A fresh table's pages are not mapped yet, and an insert reads its slot before writing it:
+/// the read would map the shared zero page and the write then fault the page a second time.
+/// Writing one slot per page first faults each page once. black_box hides that the memory is
+/// already zero, so the writes are not dropped.
+pub fn touch_pages<T: Copy + Default>(slots: &mut [T]) {
+    let slots = std::hint::black_box(slots);
+    for s in slots.iter_mut().step_by(4096 / std::mem::size_of::<T>()) {
+        *s = T::default();
+    }
+}

@@ -7,7 +7,7 @@
 //! three (slot, span table, blob). The slots are 8 bytes for the built-in tables (the key is
 //! stored as its quotient, see [`ShortIndex`]): half the cache footprint of `(key, rank)` pairs.
 
-use super::pages::ZeroedPages;
+use super::pages::{in_home_order, touch_pages, ZeroedPages};
 
 /// Longest token this index holds.
 pub const MAX_SHORT: usize = 7;
@@ -101,44 +101,23 @@ impl ShortIndex {
         }
     }
 
-    /// The index of `ranks`, whose keys `key_of` gives, or the ranks `(earlier, later)` of a
-    /// key given twice.
+    /// The index of `(key, rank)` pairs, sized for `n` keys, or the ranks `(earlier, later)`
+    /// of a key given twice.
     ///
-    /// The keys are inserted in order of their home slot, not in the order given: consecutive
-    /// inserts then land in neighbouring slots, so a cold table fills front to back with a
-    /// page fault and a few cache misses per page, instead of a cache and TLB miss for nearly
-    /// every key. A stable counting sort of `(key, rank)` on the top bits of the home does the
-    /// ordering in linear passes; the table that results answers every lookup as one filled in
-    /// any other order would. Narrow when quotient, rank and distance fit in a slot and no key
-    /// sits more than [`MAX_DIST`] slots from home; wide otherwise.
-    pub fn from_ranks<I, K>(n: usize, ranks: I, key_of: K) -> Result<ShortIndex, (u32, u32)>
-    where
-        I: Iterator<Item = u32> + Clone,
-        K: Fn(u32) -> u64,
-    {
+    /// The keys are inserted in order of their home slot (`pages::in_home_order`), not in the
+    /// order given: consecutive inserts then land in neighbouring slots, so a cold table fills
+    /// front to back with a page fault and a few cache misses per page, instead of a cache and
+    /// TLB miss for nearly every key. The table that results answers every lookup as one filled
+    /// in any other order would. Narrow when quotient, rank and distance fit in a slot and no
+    /// key sits more than [`MAX_DIST`] slots from home; wide otherwise.
+    pub fn from_pairs(n: usize, pairs: &[(u64, u32)]) -> Result<ShortIndex, (u32, u32)> {
         let size = Self::slots_for(n);
         let table_bits = size.trailing_zeros();
         let bucket_bits = table_bits.min(12);
-        let bucket = |key: u64| Self::home(key, table_bits) >> (table_bits - bucket_bits);
-        let mut starts = vec![0usize; (1 << bucket_bits) + 1];
-        let (mut total, mut max_rank) = (0, 0u32);
-        for rank in ranks.clone() {
-            starts[bucket(key_of(rank)) + 1] += 1;
-            total += 1;
-            max_rank = max_rank.max(rank);
-        }
-        for b in 1..starts.len() {
-            starts[b] += starts[b - 1];
-        }
-        // The keys go with the ranks: computing them again in bucket order would read the
-        // token bytes at random.
-        let mut ordered = vec![(0u64, 0u32); total];
-        for rank in ranks {
-            let key = key_of(rank);
-            let at = &mut starts[bucket(key)];
-            ordered[*at] = (key, rank);
-            *at += 1;
-        }
+        let ordered = in_home_order(pairs.iter().copied(), bucket_bits, |&(key, _)| {
+            Self::home(key, table_bits) >> (table_bits - bucket_bits)
+        });
+        let max_rank = ordered.iter().map(|&(_, rank)| rank).max().unwrap_or(0);
         if (max_rank as u64) < 1 << table_bits {
             let mut idx =
                 ShortIndex { narrow: ZeroedPages::new(size), wide: ZeroedPages::new(0), is_narrow: true, bits: table_bits };
@@ -237,7 +216,7 @@ impl ShortIndex {
             // "Eleventh pass (warm, Latin, numpy)").
             debug_assert!(i < self.narrow.len());
             // Safety: a home slot is the hash's top `bits` bits, below 2^bits, the table's
-            // length (`from_ranks`, the one place a narrow index is made, with at least 16
+            // length (`from_pairs`, the one place a narrow index is made, with at least 16
             // slots). The bounds check it replaces was three instructions a lookup.
             let s = unsafe { *self.narrow.get_unchecked(i) };
             if s ^ want < step {
@@ -322,17 +301,6 @@ impl ShortIndex {
     }
 }
 
-/// The zeroed table's pages are not mapped yet, and an insert reads its slot before writing
-/// it: the read would map the shared zero page and the write then fault the page a second
-/// time. Writing one slot per page first faults each page once. black_box hides that the
-/// memory is already zero, so the writes are not dropped.
-fn touch_pages<T: Copy + Default>(slots: &mut [T]) {
-    let slots = std::hint::black_box(slots);
-    for s in slots.iter_mut().step_by(4096 / std::mem::size_of::<T>()) {
-        *s = T::default();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,27 +343,28 @@ mod tests {
         assert_eq!(idx.get(pack(b"zz")), None);
 
         let key_of = |r: u32| pack(&toks[r as usize % toks.len()]);
-        let built = ShortIndex::from_ranks(toks.len(), 0..toks.len() as u32, key_of).unwrap();
+        let pairs = |ranks: &mut dyn Iterator<Item = u32>, key: &dyn Fn(u32) -> u64| ranks.map(|r| (key(r), r)).collect::<Vec<_>>();
+        let built = ShortIndex::from_pairs(toks.len(), &pairs(&mut (0..toks.len() as u32), &key_of)).unwrap();
         for (r, t) in toks.iter().enumerate() {
             assert_eq!(built.get(pack(t)), Some(r as u32));
         }
         assert_eq!(built.get(pack(b"zz")), None);
         // Rank toks.len() + 7 has the key of rank 7.
         let twice = (0..toks.len() as u32).chain([toks.len() as u32 + 7]);
-        assert_eq!(ShortIndex::from_ranks(toks.len() + 1, twice, key_of).unwrap_err(), (7, toks.len() as u32 + 7));
+        assert_eq!(ShortIndex::from_pairs(toks.len() + 1, &pairs(&mut twice.clone(), &key_of)).unwrap_err(), (7, toks.len() as u32 + 7));
         assert!(built.is_narrow);
 
         // Ranks too wide for a narrow slot: the same answers from the wide layout.
         let big = 1u32 << 31;
         let key_big = |r: u32| pack(&toks[(r - big) as usize]);
-        let wide = ShortIndex::from_ranks(toks.len(), big..big + toks.len() as u32, key_big).unwrap();
+        let wide = ShortIndex::from_pairs(toks.len(), &pairs(&mut (big..big + toks.len() as u32), &key_big)).unwrap();
         assert!(!wide.is_narrow);
         for (r, t) in toks.iter().enumerate() {
             assert_eq!(wide.get(pack(t)), Some(big + r as u32));
         }
         assert_eq!(wide.get(pack(b"zz")), None);
         let twice = (big..big + toks.len() as u32).chain([big + 7]);
-        assert_eq!(ShortIndex::from_ranks(toks.len() + 1, twice, key_big).unwrap_err(), (big + 7, big + 7));
+        assert_eq!(ShortIndex::from_pairs(toks.len() + 1, &pairs(&mut twice.clone(), &key_big)).unwrap_err(), (big + 7, big + 7));
         // The windowed lookup gives the same answers, present or absent: keys at every distance
         // from home (windows full and not), homes within a window of the table's end (whose
         // windows wrap), and keys never inserted. `dense` holds random keys (the keys above are
@@ -417,7 +386,7 @@ mod tests {
             .filter(|t| seen.insert(t.clone()))
             .take(5000)
             .collect();
-        let dense = ShortIndex::from_ranks(random.len() / 2, 0..random.len() as u32, |r| pack(&random[r as usize])).unwrap();
+        let dense = ShortIndex::from_pairs(random.len() / 2, &pairs(&mut (0..random.len() as u32), &|r| pack(&random[r as usize]))).unwrap();
         assert!(dense.is_narrow);
         let mut absent = 0;
         for (idx, tokens, base) in [(&built, &toks, 0), (&wide, &toks, big), (&dense, &random, 0)] {
