@@ -537,8 +537,6 @@ def linearity(repeat: int) -> str:
     return "\n".join(lines)
 
 
-
-
 STARTUP = r"""
 import os, sys, time
 def rss():
