@@ -120,6 +120,12 @@ impl Claims {
         Claims { span: Mutex::new((0, texts.len())), starts, threads: threads.max(1) }
     }
 
+    /// Leaves nothing more to claim: once the front side fails, nothing after it matters.
+    pub fn close(&self) {
+        let mut span = self.span.lock().unwrap_or_else(|e| e.into_inner());
+        span.1 = span.0;
+    }
+
     /// The next run from `end` (see the type's docs), of at most `most_bytes` bytes unless a
     /// single text is longer; None once every text is claimed.
     pub fn take(&self, end: End, most_bytes: usize) -> Option<Range<usize>> {
@@ -230,7 +236,9 @@ where
             for (k, t) in texts[r.clone()].iter().enumerate() {
                 if let Err(error) = one(t, &mut ids) {
                     mine = Some(FlatError::Text { index: r.start + k, error });
-                    // Every text before this one succeeded: nothing a worker meets can come first.
+                    // Every text before this one succeeded: nothing a worker meets can come
+                    // first, so the workers need claim nothing more.
+                    claims.close();
                     break 'claims;
                 }
                 offsets.push(offset(ids.len()));
