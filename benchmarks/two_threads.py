@@ -175,6 +175,26 @@ def main() -> None:
             cells.append(f"{med(ratio):.2f} ({min(ratio):.2f}-{max(ratio):.2f}) | {med(proj):.2f} | {med(work):.2f} | "
                          f"{med(idle):.0%} | {med(wait):.0%} | {med(mbs):.0f}")
         print(f"| {enc} | {c} | {kind} | {temp} | " + " | ".join(cells) + " |", flush=True)
+    print("\nCPU ms per call, all threads (medians as above): what cold costs over warm is learning the "
+          "pieces (merging each missed piece once per thread that meets it); `dup` = what 2 threads spend on it "
+          "beyond what 1 thread spends, as a share of 1 thread's cold call.\n")
+    print("| build | encoding | corpus | output | 1t cold | 1t warm | 2t cold | 2t warm | learning, 1t | dup |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for b in builds:
+        for key in per[str(b)][0]:
+            enc, c, kind, temp = key.split("|")
+            if temp != "cold":
+                continue
+            cpu = {}
+            for t in ("1", "2"):
+                for tp in ("cold", "warm"):
+                    k = f"{enc}|{c}|{kind}|{tp}"
+                    cpu[(t, tp)] = med([med([x["cpu"] for x in res[k][t]]) for res in per[str(b)]]) * 1e3
+            learn1 = cpu[("1", "cold")] - cpu[("1", "warm")]
+            dup = (cpu[("2", "cold")] - cpu[("2", "warm")]) - learn1
+            print(f"| {Path(b).parent.name}/{Path(b).name} | {enc} | {c} | {kind} | {cpu[('1', 'cold')]:.2f} | "
+                  f"{cpu[('1', 'warm')]:.2f} | {cpu[('2', 'cold')]:.2f} | {cpu[('2', 'warm')]:.2f} | "
+                  f"{learn1 / cpu[('1', 'cold')]:.0%} | {dup / cpu[('1', 'cold')]:+.0%} |")
     print(f"\nload at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
