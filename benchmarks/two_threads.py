@@ -152,15 +152,17 @@ def main() -> None:
             print(f"round {r + 1} {b}: done, load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     print("Per cell: the median over rounds of each process's medians over its calls (range of ratio over rounds "
           "in brackets). ratio = wall 1t / wall 2t; proj = 2 cpu 1t / (cpu 2t + idle 2t); work = cpu 1t / cpu 2t; "
-          "idle and wait as shares of 2 x wall 2t (see the module docs); MB/s = 1 thread, median wall.\n")
+          "idle and wait as shares of 2 x wall 2t (see the module docs); pool = the pool workers' share of the "
+          "2-thread CPU (the rest is the calling thread's; about half when both take part); MB/s = 1 thread, median "
+          "wall.\n")
     heads = [f"{Path(b).parent.name}/{Path(b).name}" for b in builds]
-    print("| encoding | corpus | output | temp | " + " | ".join(f"{h} ratio | proj | work | idle | wait | MB/s" for h in heads) + " |")
-    print("|---|---|---|---|" + "---|---|---|---|---|---|" * len(builds))
+    print("| encoding | corpus | output | temp | " + " | ".join(f"{h} ratio | proj | work | idle | wait | pool | MB/s" for h in heads) + " |")
+    print("|---|---|---|---|" + "---|---|---|---|---|---|---|" * len(builds))
     for key in per[str(builds[0])][0]:
         enc, c, kind, temp = key.split("|")
         cells = []
         for b in builds:
-            ratio, proj, work, idle, wait, mbs = [], [], [], [], [], []
+            ratio, proj, work, idle, wait, pool, mbs = [], [], [], [], [], [], []
             for res in per[str(b)]:
                 one, two = res[key]["1"], res[key]["2"]
                 w1, w2 = med([x["wall"] for x in one]), med([x["wall"] for x in two])
@@ -171,9 +173,10 @@ def main() -> None:
                 work.append(c1 / c2)
                 idle.append(i2 / (2 * w2))
                 wait.append(med([x["wait"] for x in two]) / (2 * w2))
+                pool.append(med([x["workers"] / x["cpu"] for x in two]))
                 mbs.append(a.batch_mb / w1)
             cells.append(f"{med(ratio):.2f} ({min(ratio):.2f}-{max(ratio):.2f}) | {med(proj):.2f} | {med(work):.2f} | "
-                         f"{med(idle):.0%} | {med(wait):.0%} | {med(mbs):.0f}")
+                         f"{med(idle):.0%} | {med(wait):.0%} | {med(pool):.0%} | {med(mbs):.0f}")
         print(f"| {enc} | {c} | {kind} | {temp} | " + " | ".join(cells) + " |", flush=True)
     print("\nCPU ms per call, all threads (medians as above): what cold costs over warm is learning the "
           "pieces (merging each missed piece once per thread that meets it); `dup` = what 2 threads spend on it "
