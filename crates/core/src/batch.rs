@@ -360,6 +360,16 @@ mod tests {
         }
         let empty: [&str; 0] = [];
         assert_eq!(Claims::new(&empty, 2).take(End::Front, usize::MAX), None);
+        // Equal texts: the first runs are whole (the text bound), the last ones single texts.
+        let equal: Vec<String> = (0..300).map(|_| "y".repeat(4000)).collect();
+        let claims = Claims::new(&equal, 2);
+        let mut lens = Vec::new();
+        while let Some(r) = claims.take(if lens.len() % 2 == 0 { End::Front } else { End::Back }, usize::MAX) {
+            lens.push(r.len());
+        }
+        assert_eq!((lens[0], lens[1]), (MOST_TEXTS, MOST_TEXTS), "{lens:?}");
+        assert_eq!(lens.last(), Some(&1), "{lens:?}");
+        assert!(lens.windows(2).all(|w| w[1] <= w[0]), "runs never grow: {lens:?}");
     }
 
     /// One long text among short ones, empty texts, texts that fail near both ends: the
