@@ -95,3 +95,70 @@ def test_batch_leaves_the_garbage_collector_as_it_found_it(texts, enabled):
         assert gc.isenabled() is enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+# ------------------------------------------------------------- uneven batches, against tiktoken
+# Who encodes which text depends on the texts' sizes (claims are sized by bytes and shrink as the
+# batch runs out; for a flat batch the calling thread writes the first texts straight into the
+# buffer and the workers' runs are appended after them), so these batches vary exactly that.
+
+
+def uneven_batches(corpus_texts) -> dict[str, list[str]]:
+    """Real documents (~4 KB, cut at line breaks as benchmarks/encode.py cuts them), with empty
+    texts, one whole corpus (MBs) among them at the front, the middle or the end, and tiny
+    batches."""
+    docs = []
+    for text in corpus_texts.values():
+        doc = ""
+        for line in text[:60_000].splitlines(keepends=True):
+            doc += line
+            if len(doc.encode()) >= 4000:
+                docs.append(doc)
+                doc = ""
+    huge = corpus_texts["de"]
+    return {
+        "documents": docs,
+        "empties": ["", *docs[:50], "", "", *docs[50:60], ""],
+        "huge first": [huge, *docs[:40]],
+        "huge middle": [*docs[:40], huge, *docs[40:80]],
+        "huge last": [*docs[:40], huge],
+        "two": docs[:2],
+        "one": docs[:1],
+        "none": [],
+        "only empties": [""] * 7,
+    }
+
+
+def test_uneven_batches_equal_the_reference(pair, corpus_texts):
+    enc, ref = pair
+    for shape, batch in uneven_batches(corpus_texts).items():
+        want = [ref.encode_ordinary(t) for t in batch]
+        for threads in (1, 2, 4):
+            assert enc.encode_ordinary_batch(batch, num_threads=threads) == want, (shape, threads)
+            ids, offsets = enc.encode_ordinary_batch_to_numpy(batch, num_threads=threads)
+            assert offsets.tolist()[0] == 0 and len(offsets) == len(batch) + 1, (shape, threads)
+            assert [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(batch))] == want, (shape, threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_batches_report_the_lowest_failing_text_wherever_it_is(corpus_texts, threads):
+    """Failing texts at either end, side by side, at the meeting point of the two sides, and
+    behind one huge text: the error raised is the one a serial loop meets first (each failing
+    text holds a different special token, so the message tells which one was raised)."""
+    enc = bytepair.get_encoding("cl100k_base")
+    docs = uneven_batches(corpus_texts)["documents"][:120]
+    assert len(docs) == 120
+    specials = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"]
+    for bad in ([0, 119], [119], [118, 119], [59, 60], [60, 61, 62], [1, 2], [5, 100]):
+        batch = list(docs)
+        for k, i in enumerate(bad):
+            batch[i] = f"text {i} {specials[k % len(specials)]} more"
+        for huge_at in (None, 0, 119):
+            if huge_at is not None and huge_at not in bad:
+                batch[huge_at] = corpus_texts["en"]
+            with pytest.raises(ValueError) as want:
+                enc.encode(batch[bad[0]])
+            for call in (enc.encode_batch, enc.encode_batch_to_numpy):
+                with pytest.raises(ValueError) as got:
+                    call(batch, num_threads=threads)
+                assert str(got.value) == str(want.value), (bad, huge_at, call.__name__)

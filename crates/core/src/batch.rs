@@ -8,22 +8,20 @@
 //!
 //! - [`encode_flat`]: on the calling thread, every text straight into the one buffer (no
 //!   copy at all).
-//! - [`encode_flat_parallel`]: on the current rayon pool. Contiguous runs of texts are encoded
-//!   into a vector per run, at once; then the buffer is allocated at its exact size and each
-//!   run's ids are copied to their place, in parallel too. The copy is one pass over the ids
-//!   (a few percent of the encoding); computing the places first would need every text's
-//!   count, which costs as much as encoding it.
+//! - [`encode_flat_on`]: this thread and a pool's workers, from the two ends of the batch
+//!   ([`Claims`]). This thread's texts, the batch's first ones, go straight into the one
+//!   buffer; each worker's run into a vector of its own, appended once the two sides meet (one
+//!   pass over the workers' ids; knowing their places first would need every text's count,
+//!   which costs as much as encoding it).
 //!
 //! The encoder of one text is the caller's closure (it appends a text's ids to the vector it
 //! is given), so the special-token policy and errors stay the caller's: this module owns only
-//! the layout, the split into runs and the order of errors (the lowest-numbered failing text,
+//! the layout, the split into runs ([`Claims`], which the binding's list batches use too) and the order of errors (the lowest-numbered failing text,
 //! as a serial loop would report, whichever thread met it first).
 
 use std::collections::TryReserveError;
-use std::mem::MaybeUninit;
 use std::ops::{Deref, Range};
-
-use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// The ids of a batch and where each text's ids start (see the module docs). Offsets are
 /// `i64`, as Arrow's large lists and numpy's indexes are.
@@ -79,6 +77,87 @@ where
     Ok(Flat { ids, offsets })
 }
 
+/// Most texts in one claim: one hand-back per claim (a channel send, a wake-up of the caller,
+/// for lists a GIL round trip) rather than per text.
+pub const MOST_TEXTS: usize = 16;
+
+/// Which end of the unclaimed texts a thread takes from.
+#[derive(Clone, Copy)]
+pub enum End {
+    Front,
+    Back,
+}
+
+/// Who encodes which texts of a batch: one side takes runs of texts from the front, the other
+/// from the back, until the two meet; each run in text order.
+///
+/// A run is a share of what is left: about `1 / (2 * threads)` of the unclaimed bytes (at
+/// least one text, at most [`MOST_TEXTS`] and the caller's byte bound). Runs shrink as the
+/// batch runs out, so the last run anyone takes is small and the threads finish together:
+/// with fixed runs the thread that takes the last one finishes it while the others idle. Bytes,
+/// not texts, so one long text among short ones makes a run of its own. Two ends rather than
+/// one counter because one side is special: for lists the calling thread (which also builds
+/// every list, and so takes short runs between looks at the workers' results), for a flat
+/// batch the calling thread again (which writes straight into the batch's buffer, so its
+/// texts must be one run from text 0; see [`encode_flat_on`]).
+pub struct Claims {
+    /// Texts [front, back) are unclaimed.
+    span: Mutex<(usize, usize)>,
+    /// Bytes of text before each text, and of the whole batch at the end.
+    starts: Vec<usize>,
+    threads: usize,
+}
+
+impl Claims {
+    pub fn new<T: Deref<Target = str>>(texts: &[T], threads: usize) -> Self {
+        let mut starts = Vec::with_capacity(texts.len() + 1);
+        let mut at = 0usize;
+        starts.push(0);
+        for t in texts {
+            at = at.saturating_add(t.len());
+            starts.push(at);
+        }
+        Claims { span: Mutex::new((0, texts.len())), starts, threads: threads.max(1) }
+    }
+
+    /// Leaves nothing more to claim: once the front side fails, nothing after it matters.
+    pub fn close(&self) {
+        let mut span = self.span.lock().unwrap_or_else(|e| e.into_inner());
+        span.1 = span.0;
+    }
+
+    /// The next run from `end` (see the type's docs), of at most `most_bytes` bytes unless a
+    /// single text is longer; None once every text is claimed.
+    pub fn take(&self, end: End, most_bytes: usize) -> Option<Range<usize>> {
+        let mut span = self.span.lock().unwrap_or_else(|e| e.into_inner());
+        let (front, back) = *span;
+        if front == back {
+            return None;
+        }
+        let left = self.starts[back] - self.starts[front];
+        let share = (left / (2 * self.threads)).clamp(1, most_bytes.max(1));
+        let bytes = |a: usize, b: usize| self.starts[b] - self.starts[a];
+        match end {
+            End::Front => {
+                let mut to = front + 1;
+                while to < back && to - front < MOST_TEXTS && bytes(front, to + 1) <= share {
+                    to += 1;
+                }
+                span.0 = to;
+                Some(front..to)
+            }
+            End::Back => {
+                let mut from = back - 1;
+                while from > front && back - from < MOST_TEXTS && bytes(from - 1, back) <= share {
+                    from -= 1;
+                }
+                span.1 = from;
+                Some(from..back)
+            }
+        }
+    }
+}
+
 /// One run's result: its ids, where each of its texts ends (relative to the run), and the
 /// first failure (the run stops there).
 struct Part<E> {
@@ -87,100 +166,103 @@ struct Part<E> {
     err: Option<FlatError<E>>,
 }
 
-/// Most bytes of text in one run. A run is the unit of work stealing, so a thread is never
-/// left with a long run while the others idle; and its vector, reserved for its worst case
-/// (4 bytes per byte of text), stays small.
-const MAX_RUN_BYTES: usize = 1 << 20;
-
-/// Contiguous runs of texts of about `target` bytes each (at least one text per run).
-fn runs<T: Deref<Target = str>>(texts: &[T], target: usize) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0usize);
-    for (i, t) in texts.iter().enumerate() {
-        bytes = bytes.saturating_add(t.len());
-        if bytes >= target {
-            out.push(start..i + 1);
-            (start, bytes) = (i + 1, 0);
+impl<E> Part<E> {
+    /// `texts`, text `first` of the batch onward, encoded into a vector of their own.
+    fn encode<T: Deref<Target = str>>(first: usize, texts: &[T], one: &impl Fn(&str, &mut Vec<u32>) -> Result<(), E>) -> Self {
+        let n = room(texts.iter().map(|t| t.len()).fold(0usize, usize::saturating_add), texts.len());
+        let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(texts.len()), err: None };
+        match reserved(n) {
+            Ok(ids) => part.ids = ids,
+            Err(_) => {
+                part.err = Some(FlatError::NoRoom { ids: n });
+                return part;
+            }
         }
+        for (k, t) in texts.iter().enumerate() {
+            if let Err(error) = one(t, &mut part.ids) {
+                part.err = Some(FlatError::Text { index: first + k, error });
+                break;
+            }
+            part.ends.push(part.ids.len());
+        }
+        part
     }
-    if start < texts.len() {
-        out.push(start..texts.len());
-    }
-    out
 }
 
-/// [`encode_flat`] on the current rayon pool, with the same result (ids, offsets and which
-/// error). Call it inside the pool meant to run it (`ThreadPool::install`): outside one, rayon
-/// uses its global pool. On a pool of one thread it is [`encode_flat`].
-pub fn encode_flat_parallel<T, E, F>(texts: &[T], one: F) -> Result<Flat, FlatError<E>>
+/// [`encode_flat`] with the workers of `pool` beside this thread, with the same result (ids,
+/// offsets and which error). On a pool of no use (one text) it is [`encode_flat`].
+///
+/// This thread takes runs from the front ([`Claims`]) and encodes them straight into the
+/// batch's buffer, reserved up front for the most ids the batch can give (as [`encode_flat`]
+/// does; pages never written cost nothing): its texts are always the batch's first ones, so
+/// their place is known. Each worker takes runs from the back, each into a vector of its own.
+/// When the two sides meet, the workers' runs are appended after this thread's ids, the only
+/// copy: about the workers' share of the ids rather than all of them. Measured against the
+/// runs of fixed size that rayon's workers stole, with this thread asleep (benchmarks/
+/// two_threads.py, docs/engine.md section 4).
+///
+/// Errors: this thread stops at its first failing text (every text before it succeeded); a
+/// worker's run stops at its own first failure, and the lowest index wins, as a serial loop
+/// would report it.
+pub fn encode_flat_on<T, E, F>(pool: &rayon::ThreadPool, texts: &[T], one: F) -> Result<Flat, FlatError<E>>
 where
     T: Deref<Target = str> + Sync,
     E: Send,
     F: Fn(&str, &mut Vec<u32>) -> Result<(), E> + Sync,
 {
-    let threads = rayon::current_num_threads();
-    if threads <= 1 || texts.len() <= 1 {
+    let workers = pool.current_num_threads();
+    if texts.len() <= 1 {
         return encode_flat(texts, one);
     }
     let bytes = texts.iter().map(|t| t.len()).fold(0usize, usize::saturating_add);
-    // Four runs per thread: enough for work stealing to even out texts of unequal cost.
-    let target = (bytes / (4 * threads)).clamp(1, MAX_RUN_BYTES);
-    let parts: Vec<Part<E>> = runs(texts, target)
-        .into_par_iter()
-        .map(|r| {
-            let texts = &texts[r.clone()];
-            let n = room(texts.iter().map(|t| t.len()).sum(), texts.len());
-            let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(texts.len()), err: None };
-            match reserved(n) {
-                Ok(ids) => part.ids = ids,
-                Err(_) => {
-                    part.err = Some(FlatError::NoRoom { ids: n });
-                    return part;
+    let n = room(bytes, texts.len());
+    let mut ids: Vec<u32> = reserved(n).map_err(|_| FlatError::NoRoom { ids: n })?;
+    let mut offsets = reserved(texts.len() + 1).map_err(|_| FlatError::NoRoom { ids: texts.len() + 1 })?;
+    offsets.push(0);
+    let claims = Claims::new(texts, workers + 1);
+    let parts: Mutex<Vec<(usize, Part<E>)>> = Mutex::new(Vec::new());
+    let mut mine: Option<FlatError<E>> = None;
+    pool.in_place_scope(|scope| {
+        for _ in 0..workers {
+            let (claims, parts, one) = (&claims, &parts, &one);
+            scope.spawn(move |_| {
+                while let Some(r) = claims.take(End::Back, usize::MAX) {
+                    let part = Part::encode(r.start, &texts[r.clone()], one);
+                    parts.lock().unwrap_or_else(|e| e.into_inner()).push((r.start, part));
                 }
-            }
-            for (k, t) in texts.iter().enumerate() {
-                if let Err(error) = one(t, &mut part.ids) {
-                    part.err = Some(FlatError::Text { index: r.start + k, error });
-                    break;
+            });
+        }
+        'claims: while let Some(r) = claims.take(End::Front, usize::MAX) {
+            for (k, t) in texts[r.clone()].iter().enumerate() {
+                if let Err(error) = one(t, &mut ids) {
+                    mine = Some(FlatError::Text { index: r.start + k, error });
+                    // Every text before this one succeeded: nothing a worker meets can come
+                    // first, so the workers need claim nothing more.
+                    claims.close();
+                    break 'claims;
                 }
-                part.ends.push(part.ids.len());
+                offsets.push(offset(ids.len()));
             }
-            part
-        })
-        .collect();
-    // Runs are in text order and each stops at its own first failure, so the first run that
-    // failed holds the lowest-numbered failing text.
-    let mut parts = parts;
-    if let Some(i) = parts.iter().position(|p| p.err.is_some()) {
-        if let Some(err) = parts.swap_remove(i).err {
+        }
+    });
+    if let Some(err) = mine {
+        return Err(err);
+    }
+    let mut parts = parts.into_inner().unwrap_or_else(|e| e.into_inner());
+    parts.sort_unstable_by_key(|(first, _)| *first);
+    // In text order each run stops at its own first failure, so the first run that failed
+    // holds the lowest-numbered failing text.
+    if let Some(i) = parts.iter().position(|(_, p)| p.err.is_some()) {
+        if let Some(err) = parts.swap_remove(i).1.err {
             return Err(err);
         }
     }
-    let total: usize = parts.iter().map(|p| p.ids.len()).sum();
-    let mut ids: Vec<u32> = reserved(total).map_err(|_| FlatError::NoRoom { ids: total })?;
-    let mut offsets = reserved(texts.len() + 1).map_err(|_| FlatError::NoRoom { ids: texts.len() + 1 })?;
-    offsets.push(0);
-    // Each run's place in the buffer: the spare room cut into consecutive slices of the runs'
-    // lengths, filled in parallel (the copy also takes the buffer's first page faults).
-    let mut places: Vec<(&mut [MaybeUninit<u32>], &[u32])> = Vec::with_capacity(parts.len());
-    let mut rest = &mut ids.spare_capacity_mut()[..total];
-    let mut base = 0;
-    for p in &parts {
-        let (here, after) = rest.split_at_mut(p.ids.len());
-        places.push((here, &p.ids));
-        rest = after;
+    for (_, p) in &parts {
+        let base = ids.len();
+        // Within the reservation (the most ids the whole batch can give): no regrowth.
+        ids.extend_from_slice(&p.ids);
         offsets.extend(p.ends.iter().map(|&e| offset(base + e)));
-        base += p.ids.len();
     }
-    places.into_par_iter().for_each(|(dst, src)| {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            d.write(s);
-        }
-    });
-    // Safety: the slices above cover the first `total` elements of the spare room exactly
-    // (consecutive, of the runs' lengths, which sum to `total`), and each was written in full
-    // from its run's ids (same length) before `for_each` returned.
-    unsafe { ids.set_len(total) };
     Ok(Flat { ids, offsets })
 }
 
@@ -210,8 +292,10 @@ mod tests {
         f
     }
 
-    fn on_threads<R: Send>(n: usize, f: impl FnOnce() -> R + Send) -> R {
-        rayon::ThreadPoolBuilder::new().num_threads(n).build().expect("a test pool").install(f)
+    /// `encode_flat_on` with `threads` threads in all: this one and a pool of the rest.
+    fn on_threads<E: Send>(threads: usize, texts: &[&str], one: fn(&str, &mut Vec<u32>) -> Result<(), E>) -> Result<Flat, FlatError<E>> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads - 1).build().expect("a test pool");
+        encode_flat_on(&pool, texts, one)
     }
 
     #[test]
@@ -221,8 +305,8 @@ mod tests {
             let want = flat_by_hand(&t);
             let strs: Vec<&str> = t.iter().map(String::as_str).collect();
             assert_eq!(encode_flat(&strs, bytes_of).ok(), Some(want.clone()), "serial, {n} texts");
-            for threads in [1, 2, 3] {
-                let got = on_threads(threads, || encode_flat_parallel(&strs, bytes_of)).ok();
+            for threads in [2, 3, 5] {
+                let got = on_threads(threads, &strs, bytes_of).ok();
                 assert_eq!(got, Some(want.clone()), "{threads} threads, {n} texts");
             }
         }
@@ -231,7 +315,7 @@ mod tests {
     #[test]
     fn empty_batch_has_one_offset() {
         let none: [&str; 0] = [];
-        let f = on_threads(2, || encode_flat_parallel(&none, bytes_of)).ok();
+        let f = on_threads(2, &none, bytes_of).ok();
         assert_eq!(f, Some(Flat { ids: vec![], offsets: vec![0] }));
     }
 
@@ -241,8 +325,8 @@ mod tests {
         t[123] = "bad".into();
         t[350] = "bad".into();
         let strs: Vec<&str> = t.iter().map(String::as_str).collect();
-        for threads in [1, 2, 4] {
-            match on_threads(threads, || encode_flat_parallel(&strs, bytes_of)) {
+        for threads in [2, 3, 5] {
+            match on_threads(threads, &strs, bytes_of) {
                 Err(FlatError::Text { index, error }) => assert_eq!((index, error), (123, 3)),
                 other => panic!("{threads} threads: expected text 123 to fail, got {other:?}"),
             }
@@ -250,14 +334,67 @@ mod tests {
         assert!(matches!(encode_flat(&strs, bytes_of), Err(FlatError::Text { index: 123, .. })));
     }
 
+    /// Claims from both ends, with any mix of text sizes and of which end asks: the runs never
+    /// overlap, cover the batch, each is in text order and within its bounds, and they shrink
+    /// towards the end of the batch.
     #[test]
-    fn runs_cover_the_batch_in_order() {
-        let t = texts(100);
-        for target in [1, 10, 100, 1 << 20] {
-            let r = runs(&t, target);
-            assert_eq!(r.first().map(|r| r.start), Some(0));
-            assert_eq!(r.last().map(|r| r.end), Some(100));
-            assert!(r.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()));
+    fn claims_cover_the_batch_once() {
+        let sizes: Vec<String> = (0..300).map(|i| "x".repeat([1, 4000, 10, 200_000, 0, 3000][i % 6] + i % 7)).collect();
+        for threads in [1, 2, 4] {
+            for pattern in [[End::Front, End::Back], [End::Back, End::Back], [End::Front, End::Front]] {
+                let claims = Claims::new(&sizes, threads);
+                let mut seen = vec![false; sizes.len()];
+                let mut k = 0;
+                while let Some(r) = claims.take(pattern[k % 2], if k % 3 == 0 { 8 << 10 } else { usize::MAX }) {
+                    assert!(!r.is_empty() && r.len() <= MOST_TEXTS, "{r:?}");
+                    let bytes: usize = sizes[r.clone()].iter().map(|t| t.len()).sum();
+                    assert!(r.len() == 1 || bytes <= if k % 3 == 0 { 8 << 10 } else { usize::MAX }, "{r:?}: {bytes} bytes");
+                    for i in r {
+                        assert!(!seen[i], "text {i} claimed twice");
+                        seen[i] = true;
+                    }
+                    k += 1;
+                }
+                assert!(seen.iter().all(|&s| s), "every text claimed");
+            }
+        }
+        let empty: [&str; 0] = [];
+        assert_eq!(Claims::new(&empty, 2).take(End::Front, usize::MAX), None);
+        // Equal texts: the first runs are whole (the text bound), the last ones single texts.
+        let equal: Vec<String> = (0..300).map(|_| "y".repeat(4000)).collect();
+        let claims = Claims::new(&equal, 2);
+        let mut lens = Vec::new();
+        while let Some(r) = claims.take(if lens.len() % 2 == 0 { End::Front } else { End::Back }, usize::MAX) {
+            lens.push(r.len());
+        }
+        assert_eq!((lens[0], lens[1]), (MOST_TEXTS, MOST_TEXTS), "{lens:?}");
+        assert_eq!(lens.last(), Some(&1), "{lens:?}");
+        assert!(lens.windows(2).all(|w| w[1] <= w[0]), "runs never grow: {lens:?}");
+    }
+
+    /// One long text among short ones, empty texts, texts that fail near both ends: the
+    /// layout and the error are the serial ones on every thread count.
+    #[test]
+    fn uneven_batches_give_the_serial_layout() {
+        let mut t: Vec<String> = (0..200).map(|i| "abcdefg".repeat(i % 5)).collect();
+        t[17] = "z".repeat(1 << 20);
+        let strs: Vec<&str> = t.iter().map(String::as_str).collect();
+        let want = flat_by_hand(&t);
+        for threads in [2, 3, 5] {
+            assert_eq!(on_threads(threads, &strs, bytes_of).ok(), Some(want.clone()), "{threads} threads");
+        }
+        for bad in [[0, 199], [198, 199], [1, 2], [150, 151]] {
+            let mut t = t.clone();
+            for &b in &bad {
+                t[b] = "bad".into();
+            }
+            let strs: Vec<&str> = t.iter().map(String::as_str).collect();
+            for threads in [2, 3, 5] {
+                match on_threads(threads, &strs, bytes_of) {
+                    Err(FlatError::Text { index, .. }) => assert_eq!(index, bad[0], "{threads} threads"),
+                    other => panic!("{threads} threads: expected text {} to fail, got {other:?}", bad[0]),
+                }
+            }
         }
     }
 }

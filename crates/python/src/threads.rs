@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+use bytepair_core::batch::{Claims, End};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
 use crate::ids::{IdBuffer, IntCache};
@@ -103,9 +104,12 @@ struct Chunk {
     err: Option<(usize, PyErr)>,
 }
 
-/// Texts per chunk: one channel send, one wake-up of the caller and one GIL round trip per
-/// chunk rather than per text.
-const CHUNK: usize = 16;
+/// Texts per chunk of the one-thread loop: as many as a claim of the threaded one.
+const CHUNK: usize = bytepair_core::batch::MOST_TEXTS;
+
+/// Most bytes of text in one run of the calling thread (at least one text): a few tens of
+/// microseconds of encoding between two looks at the workers' finished chunks.
+const BACK_BYTES: usize = 8 << 10;
 
 fn encode_chunk<T, F>(first: usize, texts: &[T], one: &F) -> Chunk
 where
@@ -213,6 +217,8 @@ where
         return finish(py, lists, first_err);
     };
     let claims = Claims::new(texts, threads);
+    // The workers' runs from the front; this thread's short runs from the back (see `Claims`):
+    // whenever it is inside one of its own, finished chunks wait for their lists.
     let (tx, rx) = std::sync::mpsc::channel::<(std::ops::Range<usize>, Chunk)>();
     let mut built = Ok(());
     // In place: this thread runs the closure (it holds the GIL and builds the lists) while the
@@ -222,7 +228,7 @@ where
         for _ in 0..threads - 1 {
             let (tx, claims, one) = (tx.clone(), &claims, &one);
             scope.spawn(move |_| {
-                while let Some(r) = claims.front() {
+                while let Some(r) = claims.take(End::Front, usize::MAX) {
                     if tx.send((r.clone(), encode_chunk(r.start, &texts[r], one))).is_err() {
                         break;
                     }
@@ -245,7 +251,7 @@ where
                 got(r.start, chunk, &mut resolved, r.len());
                 continue;
             }
-            if let Some(r) = claims.back() {
+            if let Some(r) = claims.take(End::Back, BACK_BYTES) {
                 let chunk = py.allow_threads(|| encode_chunk(r.start, &texts[r.clone()], &one));
                 got(r.start, chunk, &mut resolved, r.len());
                 continue;
@@ -273,61 +279,6 @@ fn finish<'py>(py: Python<'py>, lists: Vec<Option<Bound<'py, PyList>>>, first_er
     PyList::new(py, lists)
 }
 
-/// Who encodes which texts of a batch: the pool's workers take chunks from the front, the
-/// calling thread takes short runs from the back, until the two meet.
-///
-/// Measured before (one shared counter of 16-text chunks for every thread): 2 threads gave
-/// 1.6x one on ~4 KB documents. The calling thread also builds every list, so whenever it
-/// was inside a chunk of its own, finished chunks waited, and after the workers' last one
-/// it still had its chunk and a backlog of lists to do while the workers idled. Short runs
-/// (at most [`BACK_BYTES`]) keep that tail short. The workers' chunks shrink as the batch
-/// runs out (a share of what is left, at most [`CHUNK`] texts), so the last one a worker
-/// claims is small and the two sides finish together.
-struct Claims {
-    /// Texts [front, back) are unclaimed.
-    span: Mutex<(usize, usize)>,
-    /// Each text's length in bytes, for the back runs.
-    bytes: Vec<usize>,
-    threads: usize,
-}
-
-/// Most bytes of text in one run of the calling thread (at least one text): a few tens of
-/// microseconds of encoding between two looks at the workers' finished chunks.
-const BACK_BYTES: usize = 8 << 10;
-
-impl Claims {
-    fn new<T: Deref<Target = str>>(texts: &[T], threads: usize) -> Self {
-        Claims { span: Mutex::new((0, texts.len())), bytes: texts.iter().map(|t| t.len()).collect(), threads }
-    }
-
-    fn front(&self) -> Option<std::ops::Range<usize>> {
-        let mut span = self.span.lock().unwrap_or_else(|e| e.into_inner());
-        let (front, back) = *span;
-        if front == back {
-            return None;
-        }
-        let k = ((back - front) / (2 * self.threads)).clamp(1, CHUNK);
-        span.0 += k;
-        Some(front..front + k)
-    }
-
-    fn back(&self) -> Option<std::ops::Range<usize>> {
-        let mut span = self.span.lock().unwrap_or_else(|e| e.into_inner());
-        let (front, back) = *span;
-        let mut start = back;
-        let mut bytes = 0;
-        while start > front && (start == back || bytes + self.bytes[start - 1] <= BACK_BYTES) && back - start < CHUNK {
-            start -= 1;
-            bytes += self.bytes[start];
-        }
-        if start == back {
-            return None;
-        }
-        span.1 = start;
-        Some(start..back)
-    }
-}
-
 /// Encodes every text with `one` on up to `num_threads` threads into one flat buffer
 /// (`bytepair_core::batch`): `(ids, offsets)`, text `i`'s ids at `ids[offsets[i]..offsets[i +
 /// 1]]`, both handed to numpy without a copy. No Python object per text, so the GIL is
@@ -344,8 +295,12 @@ where
 
     let threads = num_threads.clamp(1, cores());
     let flat = py.allow_threads(|| {
-        let parallel = if threads > 1 && texts.len() > 1 { with_threads(threads, || batch::encode_flat_parallel(texts, &one)) } else { None };
-        parallel.unwrap_or_else(|| batch::encode_flat(texts, &one))
+        // This thread and threads - 1 workers (see `batch::encode_flat_on`).
+        let workers = if threads > 1 && texts.len() > 1 { pool(threads - 1) } else { None };
+        match workers {
+            Some(pool) => batch::encode_flat_on(&pool, texts, &one),
+            None => batch::encode_flat(texts, &one),
+        }
     });
     match flat {
         Ok(f) => Ok((IdBuffer::new(f.ids), IdBuffer::offsets(f.offsets))),
