@@ -22,16 +22,6 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::errors::guarded;
 
-/// mimalloc rather than glibc's malloc for the extension's own allocations. A Jinja template's
-/// render allocates a string per `+` and a value per lookup, and frees them at once: glibc's
-/// `malloc`/`free` (and the page faults of its trimming) were ~17% of a Jinja conversation's
-/// samples in `perf` (docs/chat.md, "Datasets"). Python's objects keep Python's allocator; the C
-/// library (crates/capi) keeps the system's, so a C caller's process is not changed.
-/// `local_dynamic_tls`: the extension is loaded with `dlopen`, where the initial-exec TLS model
-/// could fail to load next to other libraries that use the static TLS block.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Parses a `.tiktoken` file's bytes into `[(token bytes, rank), ...]` in file order.
 #[pyfunction]
 fn parse_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
