@@ -16,33 +16,24 @@ Run it with PYTHONPATH at each build, alternating, and compare the columns side 
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chat import CHATML, CHATML_MARKED, conversations  # noqa: E402
+from chat import CHATML, CHATML_MARKED, arguments, dataset  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus-dir", default="corpus")
-    ap.add_argument("--n", type=int, default=4000)
+    ap = arguments(__doc__)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
 
-    import bytepair
     from bytepair.chat import ChatTemplate, render_many
-    from bytepair.chat.chatml import with_chatml_tokens
 
-    with open(Path(args.corpus_dir) / "mix.jsonl", encoding="utf-8") as f:
-        docs = [json.loads(line)["text"] for line in f]
-    convs = conversations(docs, args.n)
-    enc = with_chatml_tokens(bytepair.get_encoding("cl100k_base"))
+    convs, enc = dataset(args.corpus_dir, args.n)
     template, marked = ChatTemplate(CHATML), ChatTemplate(CHATML_MARKED)
     n = len(convs)
 

@@ -1146,6 +1146,10 @@ mod tests {
             "{% for m in messages %}a{% endfor %}{% for m in messages %}b{% endfor %}",
             "{% set messages = [] %}{% for m in messages %}a{% endfor %}",
             "{{ add_generation_prompt }}{% for m in messages %}a{% endfor %}",
+            // The published ones that read messages[0], messages[1:], loop.last (prefix renders).
+            include_str!("../../../../tests/data/chat_templates/llama3.1.jinja"),
+            include_str!("../../../../tests/data/chat_templates/qwen2.5.jinja"),
+            include_str!("../../../../tests/data/chat_templates/gemma.jinja"),
         ] {
             assert!(!local(source), "{source}");
         }
