@@ -133,7 +133,8 @@ impl JinjaTemplate {
         let (rewritten, has_generation) = rewrite_generation(source, markers)?;
         let mut env = Environment::new();
         let syntax = minijinja::syntax::SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build().map_err(to_template_error)?;
-        let message_local = message_local(&rewritten, syntax.clone());
+        // Only a template that finds masks needs it (not the C library's `plain` one).
+        let message_local = markers && message_local(&rewritten, syntax.clone());
         env.set_syntax(syntax);
         env.set_undefined_behavior(UndefinedBehavior::Lenient);
         env.set_fuel(Some(fuel));
