@@ -76,12 +76,16 @@ pub fn message_local(source: &str, syntax: minijinja::syntax::SyntaxConfig) -> b
     body.stmts(&the_loop.body, true);
     post.stmts(&root.children[at + 1..], false);
     let bound: HashSet<&str> = pre.bound.iter().chain(&body.bound).chain(&post.bound).copied().collect();
-    let reserved = ["messages", "add_generation_prompt", "loop"];
-    !(pre.bad || body.bad || post.bad)
-        && !reserved.iter().any(|r| bound.contains(r))
-        && !["messages", "add_generation_prompt"].iter().any(|r| pre.reads.contains(r) || body.reads.contains(r))
-        && !post.reads.contains("messages")
-        && post.reads.iter().all(|name| !bound.contains(name))
+    let reads_the_messages_or_flag = |scan: &Scan<'_>| ["messages", "add_generation_prompt"].iter().any(|r| scan.reads.contains(r));
+    let refused = pre.bad
+        || body.bad
+        || post.bad
+        || ["messages", "add_generation_prompt", "loop"].iter().any(|r| bound.contains(r))
+        || reads_the_messages_or_flag(&pre)
+        || reads_the_messages_or_flag(&body)
+        || post.reads.contains("messages")
+        || post.reads.iter().any(|name| bound.contains(name));
+    !refused
 }
 
 /// The names a part of a template reads and assigns, and whether it does anything a
