@@ -55,6 +55,24 @@ def conversations(docs: list[str], n: int, seed: int = 0) -> list[list[dict]]:
     return out
 
 
+def dataset(corpus_dir: str, n: int):
+    """The benchmark's ``n`` conversations and encoding (cl100k with tiktoken's ChatML ids)."""
+    import bytepair
+    from bytepair.chat.chatml import with_chatml_tokens
+
+    with open(Path(corpus_dir) / "mix.jsonl", encoding="utf-8") as f:
+        docs = [json.loads(line)["text"] for line in f]
+    return conversations(docs, n), with_chatml_tokens(bytepair.get_encoding("cl100k_base"))
+
+
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The options the chat benchmarks share: where the corpus is, how many conversations."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus-dir", default="corpus")
+    ap.add_argument("--n", type=int, default=4000)
+    return ap
+
+
 def timed(f) -> float:
     t = time.perf_counter()
     f()
@@ -62,21 +80,14 @@ def timed(f) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus-dir", default="corpus")
-    ap.add_argument("--n", type=int, default=4000)
+    ap = arguments(__doc__)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    import bytepair
     from bytepair.chat import ChatTemplate, render_many
-    from bytepair.chat.chatml import with_chatml_tokens
     from transformers import PreTrainedTokenizerFast
 
-    with open(Path(args.corpus_dir) / "mix.jsonl", encoding="utf-8") as f:
-        docs = [json.loads(line)["text"] for line in f]
-    convs = conversations(docs, args.n)
-    enc = with_chatml_tokens(bytepair.get_encoding("cl100k_base"))
+    convs, enc = dataset(args.corpus_dir, args.n)
     with tempfile.TemporaryDirectory() as tmp:
         enc.save(Path(tmp) / "tokenizer.json", format="tokenizer.json")
         tok = PreTrainedTokenizerFast(tokenizer_file=str(Path(tmp) / "tokenizer.json"))

@@ -23,6 +23,7 @@ from bytepair.chat import (
     load_chat_template,
     render_conversation,
     render_for_completion,
+    render_many,
     stop_tokens,
 )
 from chat_cases import WEATHER_TOOL, conversations
@@ -231,3 +232,36 @@ def test_a_conversation_dict_passes_its_tools(corpus_documents):
     assert with_tools != render_conversation(enc, msgs, template=qwen)
     with pytest.raises(ChatError, match="the llama3 template takes no options, got tools"):
         render_conversation(bytepair.get_encoding("llama3"), {"messages": msgs, "tools": [WEATHER_TOOL]})
+
+
+# The benchmark's ChatML template (benchmarks/chat.py) is message-local: it reads `messages` only
+# as its loop and `add_generation_prompt` only after it, so the core takes each assistant
+# message's generation prompt from the conversation's one rendering (crates/core/src/chat/
+# prompts.rs) instead of rendering the conversation before it. transformers' mask comes from
+# the copy with {% generation %} around each assistant content and end of turn.
+CHATML_PLAIN = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] "
+                "+ '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+CHATML_GENERATION = (
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' }}"
+    "{% if message['role'] == 'assistant' %}{% generation %}{{ message['content'] + '<|im_end|>' }}"
+    "{% endgeneration %}{% else %}{{ message['content'] + '<|im_end|>' }}{% endif %}{{ '\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+
+
+def test_a_message_local_templates_mask_matches_transformers(cl100k_im, hf_tokenizer, corpus_documents):
+    tok = hf_tokenizer(cl100k_im)
+    convs = conversations(corpus_documents, 200, seed=23, alternate=False)
+    # Where the prompts must land besides alternating turns: an assistant message first, two
+    # in a row, an empty one, content starting with a newline (merges with the header's).
+    convs += [[{"role": "assistant", "content": "first"}, {"role": "user", "content": "u"}],
+              [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"},
+               {"role": "assistant", "content": ""}, {"role": "assistant", "content": "\nb"}]]
+    template = ChatTemplate(CHATML_PLAIN)
+    got = render_many(cl100k_im, convs, template=template, num_workers=2)
+    assert got == [render_conversation(cl100k_im, c, template=template) for c in convs]
+    for msgs, (ids, mask) in zip(convs, got):
+        want = tok.apply_chat_template(msgs, chat_template=CHATML_GENERATION, tokenize=True, return_dict=True,
+                                       return_assistant_tokens_mask=True)
+        assert ids == want["input_ids"], msgs
+        assert mask == want["assistant_masks"], msgs
+    assert render_many(cl100k_im, convs, template=ChatTemplate(CHATML_GENERATION), num_workers=1) == got

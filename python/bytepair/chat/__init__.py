@@ -24,7 +24,7 @@ template's own special tokens. :func:`render_many` renders datasets, encoding on
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bytepair.chat import chatml, harmony, llama3, mistral, nanochat
@@ -101,13 +101,26 @@ def _parts(encoding: Any, t: Template | ChatTemplate, conversation: Any, options
     return out.parts, out.trains
 
 
-def _prepared(encoding: Any, t: Template | ChatTemplate, conversation: Any, options: dict) -> Any:
-    """What :func:`render_many` hands the core for ``conversation``: its ``(parts, trains)``,
-    or for a Jinja template the conversation converted for the core to render (on its threads,
-    without the GIL; see :meth:`ChatTemplate.prepare`)."""
-    if isinstance(t, ChatTemplate):
-        return t.prepare(encoding, messages_of(conversation), **_with_tools(conversation, options))
-    return _parts(encoding, t, conversation, options)
+def _preparer(encoding: Any, t: Template | ChatTemplate, options: dict) -> Callable[[Any], Any]:
+    """What :func:`render_many` hands the core for each conversation, as a function of the
+    conversation: its ``(parts, trains)``, or for a Jinja template the conversation converted
+    for the core to render (on its threads, without the GIL; see :meth:`ChatTemplate.prepare`,
+    whose per-call lookups :meth:`ChatTemplate.preparer` makes once, on the first conversation,
+    where its errors name that conversation as before)."""
+    if not isinstance(t, ChatTemplate):
+        return lambda conversation: _parts(encoding, t, conversation, options)
+    batch: list = []  # the preparer for `options`, once made
+
+    def prepared(conversation: Any) -> Any:
+        messages = messages_of(conversation)
+        own = _with_tools(conversation, options)
+        if own is not options:  # the conversation's own tools
+            return t.prepare(encoding, messages, **own)
+        if not batch:
+            batch.append(t.preparer(encoding, **options))
+        return batch[0](messages)
+
+    return prepared
 
 
 def render_conversation(

@@ -140,16 +140,17 @@ def _render_chunks(encoding: Any, t: Any, chunks, threads: int, options: dict, f
 def _rendered(encoding: Any, t: Any, conversations: Iterable[Any], options: dict):
     """``(index of the first, [what the core takes, ...], [conversation, ...])`` for each chunk
     of conversations: their ``(parts, trains)``, or a Jinja template's converted conversations
-    (``_prepared``), which the core renders. A conversation that fails here ends the chunks
+    (``_preparer``), which the core renders. A conversation that fails here ends the chunks
     with those before it, which may still fail in the core, and so first."""
-    from bytepair.chat import _prepared
+    from bytepair.chat import _preparer
 
+    prepared = _preparer(encoding, t, options)
     rendered: list = []
     originals: list = []
     first = 0
     for i, conversation in enumerate(conversations):
         try:
-            rendered.append(_prepared(encoding, t, conversation, options))
+            rendered.append(prepared(conversation))
         except ChatError as e:
             if rendered:
                 yield first, rendered, originals

@@ -36,9 +36,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -166,21 +166,38 @@ class ChatTemplate:
         trains)`` if jinja2 must render it (a value the core does not convert as jinja2 sees
         it, a template minijinja cannot parse). The core hands back what it then cannot
         render as jinja2 would (``parts`` and ``render_many`` render that with jinja2)."""
-        messages = _prepare(messages)
-        _check_keywords(kwargs)
+        return self._prepare_with(self._options(encoding, add_generation_prompt, mask, tools, documents, kwargs), messages)
+
+    def preparer(self, encoding: Any, *, add_generation_prompt: bool = False, mask: bool = True, tools: Any = None,
+                 documents: Any = None, **kwargs: Any) -> Callable[[Any], Any]:
+        """:meth:`prepare` of many conversations with the same options: ``preparer(...)(messages)``
+        is ``prepare(..., messages)``, with what does not depend on the messages looked up
+        once (``render_many``: 1.5-2.8 µs of the 7.7-9 µs of converting a conversation)."""
+        return partial(self._prepare_with, self._options(encoding, add_generation_prompt, mask, tools, documents, kwargs))
+
+    def _options(self, encoding, add_generation_prompt, mask, tools, documents, kwargs) -> tuple:
+        """What :meth:`_prepare_with` needs besides the messages."""
         specials = _specials(encoding)
         if mask and not self.has_generation:
             eot_ids, eot_names = self._end_of_turn_ids(encoding, specials)
         else:
             eot_ids, eot_names = [], ""
+        return (encoding, specials, add_generation_prompt, mask, tools, documents, kwargs, _keyword_clash(kwargs),
+                {**kwargs, "tools": tools, "documents": documents}, eot_ids, eot_names)
+
+    def _prepare_with(self, options: tuple, messages: Any) -> Any:
+        encoding, specials, add_generation_prompt, mask, tools, documents, kwargs, clash, variables, eot_ids, eot_names \
+            = options
+        messages = _prepare(messages)
+        if clash:  # after the messages' own errors, as before
+            raise ChatError(clash)
         if self._engine is None:
             return self._parts_jinja2("minijinja cannot parse it", encoding, specials, messages, add_generation_prompt,
                                       mask, tools, documents, kwargs)
         try:
             # The core marks the caller's strings (messages, tools, documents, extra keywords;
             # bos_token & co. are the template's own); rendering it splits it (chat/frame.rs).
-            return self._engine.prepare(specials.core, self.special_tokens_map,
-                                        {**kwargs, "tools": tools, "documents": documents}, messages,
+            return self._engine.prepare(specials.core, self.special_tokens_map, variables, messages,
                                         add_generation_prompt, mask, eot_ids, eot_names)
         except NotImplementedError as e:
             return self._parts_jinja2(str(e), encoding, specials, messages, add_generation_prompt, mask,
@@ -222,9 +239,17 @@ class ChatTemplate:
 
 
 def _check_keywords(kwargs):
+    clash = _keyword_clash(kwargs)
+    if clash:
+        raise ChatError(clash)
+
+
+def _keyword_clash(kwargs) -> str | None:
+    """Why an extra keyword cannot be passed: it names one of the template's own variables."""
     clash = [k for k in ("messages", "tools", "documents", "add_generation_prompt") if k in kwargs]
     if clash:
-        raise ChatError(f"the chat template failed: TypeError: {clash[0]} given twice (as a keyword)")
+        return f"the chat template failed: TypeError: {clash[0]} given twice (as a keyword)"
+    return None
 
 
 def _rebuild(source, special_tokens_map):

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use minijinja::value::{Enumerator, Kwargs, ObjectExt as _, ObjectRepr, Rest, ValueOrKwargs};
 
 use super::frame::{frame, FrameError, Part, Specials, Trained};
+use super::prompts::{message_local, Counting, Fetches};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
 /// The values a context is made of (minijinja's), for callers that build one.
@@ -105,6 +106,9 @@ fn unsupported(what: impl Into<String>) -> Error {
 pub struct JinjaTemplate {
     env: Environment<'static>,
     has_generation: bool,
+    /// Whether the generation prompts can be taken from one render ([`super::prompts`]).
+    message_local: bool,
+    fuel: u64,
 }
 
 impl fmt::Debug for JinjaTemplate {
@@ -128,8 +132,10 @@ impl JinjaTemplate {
     fn build(source: &str, markers: bool, fuel: u64) -> Result<Self, TemplateError> {
         let (rewritten, has_generation) = rewrite_generation(source, markers)?;
         let mut env = Environment::new();
-        let syntax = minijinja::syntax::SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build();
-        env.set_syntax(syntax.map_err(to_template_error)?);
+        let syntax = minijinja::syntax::SyntaxConfig::builder().trim_blocks(true).lstrip_blocks(true).build().map_err(to_template_error)?;
+        // Only a template that finds masks needs it (not the C library's `plain` one).
+        let message_local = markers && message_local(&rewritten, syntax.clone());
+        env.set_syntax(syntax);
         env.set_undefined_behavior(UndefinedBehavior::Lenient);
         env.set_fuel(Some(fuel));
         // Templates are named by no file extension, but say so: no HTML escaping, ever.
@@ -162,7 +168,7 @@ impl JinjaTemplate {
             TemplateError::Render { message, line } => TemplateError::Syntax { message, line },
             other => other,
         })?;
-        Ok(JinjaTemplate { env, has_generation })
+        Ok(JinjaTemplate { env, has_generation, message_local, fuel })
     }
 
     /// Whether the source has `{% generation %}` blocks.
@@ -173,11 +179,19 @@ impl JinjaTemplate {
     /// Renders with `context` (a map: `messages`, `add_generation_prompt`, `bos_token`, ...).
     pub fn render(&self, context: Value) -> Result<String, TemplateError> {
         let template = self.env.get_template(NAME).map_err(to_template_error)?;
-        let text = template.render(context).map_err(to_template_error)?;
-        if text.contains(REPR_MARK) {
-            return Err(TemplateError::Unsupported("a list or dict turned into text (jinja2 writes its Python repr)".into()));
-        }
-        Ok(text)
+        no_repr(template.render(context).map_err(to_template_error)?)
+    }
+
+    /// [`JinjaTemplate::render`] writing into a [`Counting`] writer for `fetches`, and the
+    /// fuel the render used.
+    fn render_counting(&self, context: Value, fetches: &Fetches) -> Result<(String, u64), TemplateError> {
+        let template = self.env.get_template(NAME).map_err(to_template_error)?;
+        let mut out = Counting { out: Vec::new(), fetches };
+        let captured = template.render_captured_to(context, &mut out).map_err(to_template_error)?;
+        let used = captured.state().fuel_levels().map_or(u64::MAX, |(used, _)| used);
+        // The writer is handed only `&str`s (minijinja's output is text).
+        let text = String::from_utf8(out.out).map_err(|_| TemplateError::Render { message: "output is not UTF-8".into(), line: None })?;
+        Ok((no_repr(text)?, used))
     }
 
     /// Renders with a context given as a JSON object (its keys keep their order).
@@ -219,9 +233,18 @@ impl From<TemplateError> for RenderError {
     }
 }
 
+/// A rendering that holds [`REPR_MARK`] is refused (see there).
+fn no_repr(text: String) -> Result<String, TemplateError> {
+    if text.contains(REPR_MARK) {
+        return Err(TemplateError::Unsupported("a list or dict turned into text (jinja2 writes its Python repr)".into()));
+    }
+    Ok(text)
+}
+
 impl JinjaTemplate {
-    fn context(conversation: &Conversation, n: usize, add_generation_prompt: bool) -> Value {
-        let messages = list_value(conversation.messages[..n].to_vec());
+    /// The variables with the first `n` messages (their fetches noted in `fetches`, if given).
+    fn context(conversation: &Conversation, n: usize, add_generation_prompt: bool, fetches: Option<Arc<Fetches>>) -> Value {
+        let messages = Value::from_object(List { items: conversation.messages[..n].to_vec(), fetches });
         Value::from_pairs(conversation.variables.iter().cloned().chain([
             (Value::from("messages"), messages),
             (Value::from("add_generation_prompt"), Value::from(add_generation_prompt)),
@@ -240,22 +263,59 @@ impl JinjaTemplate {
         mask: Mask<'_>,
     ) -> Result<Vec<Part>, RenderError> {
         let n = conversation.messages.len();
-        let text = self.render(Self::context(conversation, n, add_generation_prompt))?;
-        let mut prompts = Vec::new();
+        let prompts_needed = matches!(mask, Mask::Yes { .. }) && !self.has_generation;
+        let (text, counted) = if prompts_needed && self.message_local {
+            let fetches = Arc::new(Fetches::default());
+            let (text, used) = self.render_counting(Self::context(conversation, n, add_generation_prompt, Some(fetches.clone())), &fetches)?;
+            (text, fetches.offsets().map(|at| (at, used)))
+        } else {
+            (self.render(Self::context(conversation, n, add_generation_prompt, None))?, None)
+        };
+        let prompts;
         let trained = match mask {
             Mask::No => Trained::Nothing,
             Mask::Yes { .. } if self.has_generation => Trained::Generation,
             Mask::Yes { end_of_turn, names } => {
-                for (i, message) in conversation.messages.iter().enumerate() {
-                    let role = message.get_item(&Value::from("role")).ok();
-                    if role.as_ref().and_then(|r| r.as_str()) == Some("assistant") {
-                        prompts.push((i, self.render(Self::context(conversation, i, true))?));
-                    }
-                }
+                prompts = self.prompts(conversation, &text, counted)?;
                 Trained::AfterPrompts { prompts: &prompts, end_of_turn, names }
             }
         };
         frame(specials, &text, trained).map_err(RenderError::Frame)
+    }
+
+    /// For each assistant message, its index and the rendering of the messages before it with
+    /// the generation prompt: taken from the rendering `text` when `counted` holds where the
+    /// loop fetched each message and the fuel it used ([`super::prompts`]), else rendered.
+    fn prompts(&self, conversation: &Conversation, text: &str, counted: Option<(Vec<usize>, u64)>) -> Result<Vec<(usize, String)>, TemplateError> {
+        let assistants: Vec<usize> = conversation.messages.iter().enumerate()
+            .filter(|(_, m)| m.get_item(&Value::from("role")).ok().as_ref().and_then(|r| r.as_str()) == Some("assistant"))
+            .map(|(i, _)| i)
+            .collect();
+        if let (Some((at, used)), false) = (counted, assistants.is_empty()) {
+            if let Some(prompts) = self.prompts_from_one_render(conversation, text, &assistants, &at, used) {
+                return Ok(prompts);
+            }
+        }
+        assistants.into_iter().map(|i| Ok((i, self.render(Self::context(conversation, i, true, None))?))).collect()
+    }
+
+    /// The prompts as `text[..at[i]]` and what the template writes after its loop with the
+    /// generation prompt, from a render of no messages; None where the prefix renders must
+    /// decide: the loop did not fetch every message, that render failed (the prefix renders
+    /// then fail as they always did) or wrote a container as text, it did not write what
+    /// `text` starts with before the loop, or the two renders used more fuel than a prefix
+    /// render may.
+    fn prompts_from_one_render(&self, conversation: &Conversation, text: &str, assistants: &[usize], at: &[usize], used: u64) -> Option<Vec<(usize, String)>> {
+        if at.len() != conversation.messages.len() {
+            return None;
+        }
+        let (empty, empty_used) = self.render_counting(Self::context(conversation, 0, true, None), &Fetches::default()).ok()?;
+        let before_loop = text.get(..at[0])?;
+        let tail = empty.strip_prefix(before_loop)?;
+        if used.saturating_add(empty_used) > self.fuel {
+            return None;
+        }
+        assistants.iter().map(|&i| Some((i, [text.get(..at[i])?, tail].concat()))).collect()
     }
 }
 
@@ -553,9 +613,15 @@ fn trim(value: Value, chars: Option<String>) -> Result<Value, Error> {
 /// string holding it only costs a needless refusal.
 const REPR_MARK: char = '\u{e004}';
 
-/// A caller's dict: a map like minijinja's own, but it writes [`REPR_MARK`] as text.
+/// A caller's dict: a map like minijinja's own, but it writes [`REPR_MARK`] as text. Hashed with
+/// foldhash: std's SipHash of the key was ~5% of a render's samples (`message['content']`).
 #[derive(Debug)]
-struct Dict(indexmap::IndexMap<Value, Value>);
+struct Dict(indexmap::IndexMap<Value, Value, foldhash::fast::RandomState>);
+
+/// Up to this many keys, a string key is found by comparing it with each key rather than by
+/// hashing it: a message has two to four keys, and comparing `"content"` with them is cheaper
+/// than hashing it once.
+const SCAN_KEYS: usize = 8;
 
 impl minijinja::value::Object for Dict {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
@@ -563,6 +629,15 @@ impl minijinja::value::Object for Dict {
     }
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        // The same entry the hash lookup finds: the keys are distinct, and a string equals
+        // (minijinja's `==`, which the map uses) only a string with the same text.
+        // (`as_str` also reads bytes, which equal no string: hence the kinds.)
+        fn string(v: &Value) -> Option<&str> {
+            if v.kind() == minijinja::value::ValueKind::String { v.as_str() } else { None }
+        }
+        if let (true, Some(name)) = (self.0.len() <= SCAN_KEYS, string(key)) {
+            return self.0.iter().find(|(k, _)| string(k) == Some(name)).map(|(_, v)| v.clone());
+        }
         self.0.get(key).cloned()
     }
 
@@ -579,9 +654,14 @@ impl minijinja::value::Object for Dict {
     }
 }
 
-/// A caller's list (or tuple): a sequence like minijinja's own that writes [`REPR_MARK`].
+/// A caller's list (or tuple): a sequence like minijinja's own that writes [`REPR_MARK`]. The
+/// messages of a render that finds the generation prompts in one go note each fetch
+/// ([`super::prompts`]).
 #[derive(Debug)]
-struct List(Vec<Value>);
+struct List {
+    items: Vec<Value>,
+    fetches: Option<Arc<Fetches>>,
+}
 
 impl minijinja::value::Object for List {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
@@ -589,11 +669,15 @@ impl minijinja::value::Object for List {
     }
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        self.0.get(key.as_usize()?).cloned()
+        let i = key.as_usize()?;
+        if let Some(fetches) = &self.fetches {
+            fetches.note(i);
+        }
+        self.items.get(i).cloned()
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Seq(self.0.len())
+        Enumerator::Seq(self.items.len())
     }
 
     fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -609,7 +693,7 @@ pub fn dict_value(pairs: impl IntoIterator<Item = (Value, Value)>) -> Value {
 
 /// A caller's list as a template value.
 pub fn list_value(items: Vec<Value>) -> Value {
-    Value::from_object(List(items))
+    Value::from_object(List { items, fetches: None })
 }
 
 /// `value` with every map and sequence made a [`Dict`] / [`List`] (for contexts read from JSON).
@@ -911,6 +995,7 @@ fn write_json_str(out: &mut String, s: &str, ensure_ascii: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::frame::TextTrain;
 
     fn render(source: &str, context: &str) -> Result<String, TemplateError> {
         JinjaTemplate::new(source)?.render_json(context)
@@ -1024,6 +1109,118 @@ mod tests {
             let text = t.render_json(&context).unwrap();
             assert!(text.len() > 2000 * turn.len(), "{}", &text[..200]);
         }
+    }
+
+    const CHATML: &str = "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] \
+                          + '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+
+    #[test]
+    fn message_local_templates_are_recognised() {
+        let local = |source: &str| JinjaTemplate::new(source).unwrap().message_local;
+        for source in [
+            CHATML,
+            include_str!("../../../../tests/data/chat_templates/phi3.jinja"),
+            include_str!("../../../../tests/data/chat_templates/mistral-instruct-v0.1.jinja"),
+            // State carried from message to message, the loop's index, the caller's variables.
+            "{{ bos_token }}{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}\
+             {{ loop.index0 }}{{ ns.n }}{% if loop.first %}F{% endif %}{{ m.content.strip() | tojson }}{% endfor %}\
+             {% if add_generation_prompt %}{{ eos_token }}{% endif %}",
+        ] {
+            assert!(local(source), "{source}");
+        }
+        for source in [
+            "{% if messages[0].role == 'system' %}S{% endif %}{% for m in messages %}{{ m.content }}{% endfor %}",
+            "{% for m in messages %}{{ m.content }}{% if loop.last %}L{% endif %}{% endfor %}",
+            "{% for m in messages %}{{ loop.length }}{% endfor %}",
+            "{% for m in messages %}{{ loop.nextitem }}{% endfor %}",
+            "{% for m in messages %}{{ loop.cycle('a', 'b') }}{% endfor %}",
+            "{% for m in messages %}{{ loop }}{% endfor %}",
+            "{% for m in messages %}{{ m.content }}{% if add_generation_prompt %}G{% endif %}{% endfor %}",
+            "{% for m in messages %}{{ messages | length }}{% endfor %}",
+            "{% for m in messages %}{% if m.role == 'x' %}{% break %}{% endif %}{% endfor %}",
+            "{% for m in messages if m.role != 'system' %}{{ m.content }}{% endfor %}",
+            "{% for m in messages %}{{ m.content }}{% else %}none{% endfor %}",
+            "{% for m in messages %}{{ strftime_now('%S') }}{% endfor %}",
+            "{% macro f(m) %}{{ m.content }}{% endmacro %}{% for m in messages %}{{ f(m) }}{% endfor %}",
+            "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = 1 %}{% endfor %}{% if add_generation_prompt %}{{ ns.n }}{% endif %}",
+            "{% for m in messages %}{{ m.content }}{% endfor %}{% if add_generation_prompt %}{{ m }}{% endif %}",
+            "{% for m in messages %}a{% endfor %}{% for m in messages %}b{% endfor %}",
+            "{% set messages = [] %}{% for m in messages %}a{% endfor %}",
+            "{{ add_generation_prompt }}{% for m in messages %}a{% endfor %}",
+            // The published ones that read messages[0], messages[1:], loop.last (prefix renders).
+            include_str!("../../../../tests/data/chat_templates/llama3.1.jinja"),
+            include_str!("../../../../tests/data/chat_templates/qwen2.5.jinja"),
+            include_str!("../../../../tests/data/chat_templates/gemma.jinja"),
+        ] {
+            assert!(!local(source), "{source}");
+        }
+    }
+
+    fn message(role: &str, content: &str) -> Value {
+        dict_value([(Value::from("role"), Value::from(role)), (Value::from("content"), Value::from(content))])
+    }
+
+    #[test]
+    fn prompts_from_one_render_equal_the_prefix_renders() {
+        let specials = Specials::new(["<|im_start|>", "<|im_end|>", "<|end|>", "<|assistant|>", "<|user|>", "<s>", "</s>"]
+            .iter().enumerate().map(|(k, t)| (t.to_string(), k as u32))).unwrap();
+        let eot = [1, 2, 6];
+        let mask = Mask::Yes { end_of_turn: &eot, names: "<|im_end|>, <|end|>, </s>" };
+        let conversations: Vec<Vec<(&str, &str)>> = vec![
+            vec![("user", "hi"), ("assistant", "yo")],
+            vec![("system", "be brief"), ("user", "hi"), ("assistant", "yo"), ("user", "and?"), ("assistant", "\nmore <|im_end|> é")],
+            vec![("assistant", "first")],
+            vec![("user", "only a question")],
+            vec![("user", "a"), ("assistant", ""), ("user", "b"), ("assistant", "c")],
+        ];
+        let sources = [
+            CHATML,
+            include_str!("../../../../tests/data/chat_templates/phi3.jinja"),
+            include_str!("../../../../tests/data/chat_templates/mistral-instruct-v0.1.jinja"),
+            // A prompt the turns do not start with: NotPrefix, found the same way.
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{% endfor %}\
+             {% if add_generation_prompt %}<|im_start|>assistant\n<think>{% endif %}",
+            // No end of turn after an assistant message: NoEnd.
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+            // Raising after the loop with the prompt: the prefix renders' error.
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{% endfor %}\
+             {% if add_generation_prompt %}{{ raise_exception('no prompts here') }}{% endif %}",
+            // A container printed only with the prompt: handed to jinja2 either way.
+            "{% for m in messages %}<|im_start|>{{ m.content }}<|im_end|>{% endfor %}{% if add_generation_prompt %}{{ tools }}{% endif %}",
+        ];
+        // Each outcome the prefix renders give is met: parts with trained text, and each error.
+        let mut seen = std::collections::BTreeSet::new();
+        for source in sources {
+            let fast = JinjaTemplate::new(source).unwrap();
+            assert!(fast.message_local, "{source}");
+            let mut slow = JinjaTemplate::new(source).unwrap();
+            slow.message_local = false;
+            for turns in &conversations {
+                let conversation = Conversation {
+                    variables: vec![
+                        (Value::from("bos_token"), Value::from("<s>")),
+                        (Value::from("eos_token"), Value::from("</s>")),
+                        (Value::from("tools"), list_value(vec![Value::from(1)])),
+                    ],
+                    messages: turns.iter().map(|(r, c)| message(r, c)).collect(),
+                };
+                for add_generation_prompt in [false, true] {
+                    let want = slow.render_parts(&specials, &conversation, add_generation_prompt, mask);
+                    let got = fast.render_parts(&specials, &conversation, add_generation_prompt, mask);
+                    assert_eq!(got, want, "{source}\n{turns:?}");
+                    seen.insert(match want {
+                        Ok(parts) if parts.iter().any(|p| matches!(p, Part::Text { train: TextTrain::Spans(_), .. })) => "spans",
+                        Ok(_) => "parts",
+                        Err(RenderError::Frame(FrameError::NotPrefix(_))) => "not a prefix",
+                        Err(RenderError::Frame(FrameError::NoEnd(..))) => "no end",
+                        Err(RenderError::Template(TemplateError::Raised(_))) => "raised",
+                        Err(RenderError::Template(TemplateError::Unsupported(_))) => "unsupported",
+                        Err(_) => "other",
+                    });
+                }
+            }
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["no end", "not a prefix", "parts", "raised", "spans", "unsupported"]);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::{AnyModel, Error, Tokenizer};
 pub mod chatml;
 pub mod frame;
 pub mod jinja;
+pub mod prompts;
 
 /// Which characters of a text segment are trained.
 #[derive(Clone, Copy, Debug)]
