@@ -239,6 +239,17 @@ pub struct Chatml<'a, 'py> {
     pub plain: &'a Bound<'py, PyAny>,
 }
 
+/// `encode_chat`'s `chatml` argument: the frame, and the Python function that gives a
+/// conversation it does not take as plain messages.
+pub type ChatmlArg<'py> = (PyRef<'py, ChatMLFrame>, Bound<'py, PyAny>);
+
+impl<'a, 'py> Chatml<'a, 'py> {
+    /// The binding's `chatml` argument as a [`Chatml`].
+    pub fn from_arg(arg: &'a Option<ChatmlArg<'py>>) -> Option<Self> {
+        arg.as_ref().map(|(frame, plain)| Chatml { frame, plain })
+    }
+}
+
 impl Chatml<'_, '_> {
     /// `conversation` framed: read from the dicts, or from what `plain` gives for it. Err(why)
     /// for a conversation refused: lone surrogates in a trained span, or `plain`'s ChatError.

@@ -167,6 +167,7 @@ impl ChatSpecials {
     /// placed by `prompts` (its index and the conversation before it rendered with the
     /// generation prompt) through the next of `end_of_turn` (`names`: their spellings).
     #[pyo3(signature = (text, *, mask, generation, prompts, end_of_turn, names))]
+    #[allow(clippy::too_many_arguments)]
     fn frame<'py>(
         &self,
         py: Python<'py>,

@@ -378,8 +378,8 @@ impl Tokenizer {
     /// With `chatml`, `(ChatMLFrame, bytepair.chat.chatml's plain for one conversation)`,
     /// `conversations` are the caller's, framed here.
     #[pyo3(signature = (conversations, num_threads=1, chatml=None))]
-    fn encode_chat<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<ChatmlArg<'py>>) -> PyResult<crate::chat::Answer<'py>> {
-        let chatml = chatml.as_ref().map(|(frame, plain)| crate::chat::Chatml { frame, plain });
+    fn encode_chat<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<crate::chat::ChatmlArg<'py>>) -> PyResult<crate::chat::Answer<'py>> {
+        let chatml = crate::chat::Chatml::from_arg(&chatml);
         crate::chat::encode_chat(slf.py(), slf, conversations, num_threads, chatml)
     }
 
@@ -387,8 +387,8 @@ impl Tokenizer {
     /// while the caller goes on; `.result()` encodes what the pool has not taken yet on the
     /// calling thread too and gives `(results, failed, jinja2)` (see `chat.rs`).
     #[pyo3(signature = (conversations, num_threads=1, chatml=None))]
-    fn encode_chat_start<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<ChatmlArg<'py>>) -> PyResult<crate::chat::ChatJob> {
-        let chatml = chatml.as_ref().map(|(frame, plain)| crate::chat::Chatml { frame, plain });
+    fn encode_chat_start<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<crate::chat::ChatmlArg<'py>>) -> PyResult<crate::chat::ChatJob> {
+        let chatml = crate::chat::Chatml::from_arg(&chatml);
         crate::chat::start(slf, conversations, num_threads, chatml)
     }
 
@@ -651,7 +651,3 @@ impl Tokenizer {
         Ok(PyBytes::new(py, &data))
     }
 }
-
-/// `encode_chat`'s `chatml` argument: the frame, and the Python function that gives a
-/// conversation it does not take as plain messages (see chat.rs, `Chatml`).
-type ChatmlArg<'py> = (PyRef<'py, crate::chatml::ChatMLFrame>, Bound<'py, PyAny>);

@@ -362,33 +362,32 @@ impl PieceCache {
     /// the long table, or merged and stored.
     #[inline(never)]
     fn miss<S: Sink>(&mut self, vocab: &Vocab, piece: &[u8], key: Option<[u64; 2]>, out: &mut S) {
-        let cache = self;
         let hash = Long::hash(piece);
-        if let Some(ids) = cache.long.get(hash, piece) {
-            cache.hits += 1;
+        if let Some(ids) = self.long.get(hash, piece) {
+            self.hits += 1;
             out.extend(ids);
             return;
         }
         // Merged straight into the long table's ids, where it stays unless it goes inline.
-        let off = cache.long.ids.len();
-        merge_miss(vocab, piece, &mut cache.long.ids);
-        let got = &cache.long.ids[off..];
+        let off = self.long.ids.len();
+        merge_miss(vocab, piece, &mut self.long.ids);
+        let got = &self.long.ids[off..];
         out.extend(got);
         match key {
             // At least two ids (a lookup emits the first two unconditionally); always true here,
             // as a piece that merges into one id is a token, but not assumed.
             Some(key) if (2..=INLINE_IDS).contains(&got.len()) => {
-                if cache.inline.len < MAX_ENTRIES {
+                if self.inline.len < MAX_ENTRIES {
                     let mut ids = [NO_ID; INLINE_IDS];
                     for (k, id) in ids.iter_mut().enumerate() {
                         // A fixed-length loop, not a copy of got.len() ids (a `memcpy` call).
                         *id = got.get(k).copied().unwrap_or(NO_ID);
                     }
-                    cache.inline.insert(key, ids);
+                    self.inline.insert(key, ids);
                 }
-                cache.long.ids.truncate(off);
+                self.long.ids.truncate(off);
             }
-            _ => cache.long.insert(hash, piece, off),
+            _ => self.long.insert(hash, piece, off),
         }
     }
 }
