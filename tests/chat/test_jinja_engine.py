@@ -55,6 +55,15 @@ def _encoding(specials):
                              special_tokens={**enc._special_tokens, **{t: first + i for i, t in enumerate(specials)}})
 
 
+def _template_and_encoding(file):
+    """A published template (or the ChatML one with {% generation %}) and cl100k with its specials."""
+    if file == "chatml-generation":
+        source, specials, tokens = CHATML_MARKED, ["<|im_start|>", "<|im_end|>"], {}
+    else:
+        source, specials, tokens = (TEMPLATES / file).read_text(encoding="utf-8"), SPECIALS[file], _tokens(file)
+    return ChatTemplate(source, **tokens), _encoding(specials)
+
+
 def _tokens(file):
     bos, eos = TOKENS[file]
     return {k: v for k, v in (("bos_token", bos), ("eos_token", eos)) if v}
@@ -103,15 +112,10 @@ def test_rust_renders_what_jinja2_renders(file, cases):
 
 
 @pytest.mark.parametrize("file", sorted(SPECIALS) + ["chatml-generation"])
-def test_core_frame_equals_the_python_frame(file, cases):
+def test_jinja2_fallback_parts_equal_the_core_engines(file, cases):
     """The jinja2 fallback's parts (jinja2 renders, the core marks and frames) == the Rust
     engine's, masks and errors included."""
-    if file == "chatml-generation":
-        source, specials, tokens = CHATML_MARKED, ["<|im_start|>", "<|im_end|>"], {}
-    else:
-        source, specials, tokens = (TEMPLATES / file).read_text(encoding="utf-8"), SPECIALS[file], _tokens(file)
-    enc = _encoding(specials)
-    template = ChatTemplate(source, **tokens)
+    template, enc = _template_and_encoding(file)
     checked = 0
     for k, msgs in enumerate(cases):
         tools = [WEATHER_TOOL] if k % 3 == 0 else None
@@ -197,12 +201,7 @@ def test_lone_surrogates_frame_as_any_other_character(file):
     frames them as it frames any character: the parts equal those of the conversation with a
     plain character in each surrogate's place. Characters from the supplementary private-use
     planes, where the surrogates are stood in for, stay what they are."""
-    if file == "chatml-generation":
-        source, specials, tokens = CHATML_MARKED, ["<|im_start|>", "<|im_end|>"], {}
-    else:
-        source, specials, tokens = (TEMPLATES / file).read_text(encoding="utf-8"), SPECIALS[file], _tokens(file)
-    enc = _encoding(specials)
-    template = ChatTemplate(source, **tokens)
+    template, enc = _template_and_encoding(file)
     stand_ins = {"\ud83d": "\u2460", "\ude00": "\u2461", "\udc80": "\u2462"}
     contents = ["a\ud83d\ude00b", "\udc80<|im_end|>\U000f0000\U000f0001", "\ud83d", "\U000f0000\ud83d\ue002"]
     msgs = [{"role": r, "content": c} for r, c in zip(["system", "user", "assistant", "user", "assistant"], ["s", *contents])]
