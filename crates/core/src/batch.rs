@@ -158,19 +158,21 @@ impl Claims {
     }
 }
 
-/// One run's result: its ids, where each of its texts ends (relative to the run), and the
-/// first failure (the run stops there).
-struct Part<E> {
-    ids: Vec<u32>,
-    ends: Vec<usize>,
-    err: Option<FlatError<E>>,
+/// One run of a batch encoded into a vector of its own (a flat batch's worker run, a list
+/// batch's run): its ids, where each of its texts ends (relative to the run), and the first
+/// failure (the run stops there).
+pub struct Run<E> {
+    pub ids: Vec<u32>,
+    pub ends: Vec<usize>,
+    pub err: Option<FlatError<E>>,
 }
 
-impl<E> Part<E> {
-    /// `texts`, text `first` of the batch onward, encoded into a vector of their own.
-    fn encode<T: Deref<Target = str>>(first: usize, texts: &[T], one: &impl Fn(&str, &mut Vec<u32>) -> Result<(), E>) -> Self {
+impl<E> Run<E> {
+    /// `texts`, text `first` of the batch onward, each encoded by `one` into the run's vector,
+    /// reserved up front for the most ids they can give.
+    pub fn encode<T: Deref<Target = str>>(first: usize, texts: &[T], one: &impl Fn(&str, &mut Vec<u32>) -> Result<(), E>) -> Self {
         let n = room(texts.iter().map(|t| t.len()).fold(0usize, usize::saturating_add), texts.len());
-        let mut part = Part { ids: Vec::new(), ends: Vec::with_capacity(texts.len()), err: None };
+        let mut part = Run { ids: Vec::new(), ends: Vec::with_capacity(texts.len()), err: None };
         match reserved(n) {
             Ok(ids) => part.ids = ids,
             Err(_) => {
@@ -220,14 +222,14 @@ where
     let mut offsets = reserved(texts.len() + 1).map_err(|_| FlatError::NoRoom { ids: texts.len() + 1 })?;
     offsets.push(0);
     let claims = Claims::new(texts, workers + 1);
-    let parts: Mutex<Vec<(usize, Part<E>)>> = Mutex::new(Vec::new());
+    let parts: Mutex<Vec<(usize, Run<E>)>> = Mutex::new(Vec::new());
     let mut mine: Option<FlatError<E>> = None;
     pool.in_place_scope(|scope| {
         for _ in 0..workers {
             let (claims, parts, one) = (&claims, &parts, &one);
             scope.spawn(move |_| {
                 while let Some(r) = claims.take(End::Back, usize::MAX) {
-                    let part = Part::encode(r.start, &texts[r.clone()], one);
+                    let part = Run::encode(r.start, &texts[r.clone()], one);
                     parts.lock().unwrap_or_else(|e| e.into_inner()).push((r.start, part));
                 }
             });

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use bytepair_core::batch::{Claims, End};
+use bytepair_core::batch::{Claims, End, FlatError, Run};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
 use crate::ids::{IdBuffer, IntCache};
@@ -95,15 +95,6 @@ pub fn on_pool<R: Send>(f: impl FnOnce() -> PyResult<R> + Send) -> PyResult<R> {
     on_threads(cores(), f)
 }
 
-/// What a worker hands back for one chunk of texts: all their ids in one vector (one
-/// allocation per chunk, not per text), where each text's ids end, and the first error with
-/// the index of its text. A chunk stops at its first error; `ends` covers the texts before it.
-struct Chunk {
-    ids: Vec<u32>,
-    ends: Vec<usize>,
-    err: Option<(usize, PyErr)>,
-}
-
 /// Texts per chunk of the one-thread loop: as many as a claim of the threaded one.
 const CHUNK: usize = bytepair_core::batch::MOST_TEXTS;
 
@@ -111,26 +102,15 @@ const CHUNK: usize = bytepair_core::batch::MOST_TEXTS;
 /// microseconds of encoding between two looks at the workers' finished chunks.
 const BACK_BYTES: usize = 8 << 10;
 
-fn encode_chunk<T, F>(first: usize, texts: &[T], one: &F) -> Chunk
-where
-    T: Deref<Target = str>,
-    F: Fn(&str, &mut Vec<u32>) -> PyResult<()>,
-{
-    // Room for the most ids the texts can give (see `ids::reserve_for`): no regrowth.
-    let bytes: usize = texts.iter().map(|t| t.len()).sum();
-    let ids = match crate::ids::ids_vec(crate::ids::reserve_for(bytes)) {
-        Ok(ids) => ids,
-        Err(e) => return Chunk { ids: Vec::new(), ends: Vec::new(), err: Some((first, e)) },
-    };
-    let mut chunk = Chunk { ids, ends: Vec::with_capacity(texts.len()), err: None };
-    for (k, t) in texts.iter().enumerate() {
-        if let Err(e) = one(t, &mut chunk.ids) {
-            chunk.err = Some((first + k, e));
-            break;
-        }
-        chunk.ends.push(chunk.ids.len());
+/// A batch's failure as Python's error: the encoder's own, or a MemoryError when room for the
+/// ids (up to one per byte) could not be had.
+fn py_error(e: FlatError<PyErr>) -> PyErr {
+    match e {
+        FlatError::Text { error, .. } => error,
+        FlatError::NoRoom { ids } => pyo3::exceptions::PyMemoryError::new_err(format!(
+            "cannot reserve room for the ids of this batch ({ids} ids, up to one per byte of text)"
+        )),
     }
-    chunk
 }
 
 /// Python's cyclic garbage collector, paused while a batch builds its lists and resumed on
@@ -181,15 +161,20 @@ where
     let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
     let mut first_err: Option<(usize, PyErr)> = None;
     // The lists of one encoded run of texts starting at text `first`.
-    let mut take = |first: usize, chunk: Chunk, lists: &mut Vec<Option<Bound<'py, PyList>>>| -> PyResult<()> {
+    let mut take = |first: usize, chunk: Run<PyErr>, lists: &mut Vec<Option<Bound<'py, PyList>>>| -> PyResult<()> {
         let mut start = 0;
         for (k, &end) in chunk.ends.iter().enumerate() {
             lists[first + k] = Some(ints.list(py, &chunk.ids[start..end])?);
             start = end;
         }
-        if let Some((at, e)) = chunk.err {
+        if let Some(err) = chunk.err {
+            // No room for the run's ids: its first text is where the batch failed.
+            let at = match err {
+                FlatError::Text { index, .. } => index,
+                FlatError::NoRoom { .. } => first,
+            };
             if first_err.as_ref().is_none_or(|(first, _)| at < *first) {
-                first_err = Some((at, e));
+                first_err = Some((at, py_error(err)));
             }
         }
         Ok(())
@@ -199,10 +184,10 @@ where
     // No pool (one thread, or none could be started): everything here.
     let workers = if threads > 1 { pool(threads - 1) } else { None };
     let Some(workers) = workers else {
-        let all: Vec<Chunk> = py.allow_threads(|| {
+        let all: Vec<Run<PyErr>> = py.allow_threads(|| {
             let mut all = Vec::with_capacity(chunks);
             for (c, ts) in texts.chunks(CHUNK).enumerate() {
-                let chunk = encode_chunk(c * CHUNK, ts, &one);
+                let chunk = Run::encode(c * CHUNK, ts, &one);
                 let failed = chunk.err.is_some();
                 all.push(chunk);
                 if failed {
@@ -219,7 +204,7 @@ where
     let claims = Claims::new(texts, threads);
     // The workers' runs from the front; this thread's short runs from the back (see `Claims`):
     // whenever it is inside one of its own, finished chunks wait for their lists.
-    let (tx, rx) = std::sync::mpsc::channel::<(std::ops::Range<usize>, Chunk)>();
+    let (tx, rx) = std::sync::mpsc::channel::<(std::ops::Range<usize>, Run<PyErr>)>();
     let mut built = Ok(());
     // In place: this thread runs the closure (it holds the GIL and builds the lists) while the
     // spawned jobs run on the pool; no thread is started per call. The scope ends once every
@@ -229,7 +214,7 @@ where
             let (tx, claims, one) = (tx.clone(), &claims, &one);
             scope.spawn(move |_| {
                 while let Some(r) = claims.take(End::Front, usize::MAX) {
-                    if tx.send((r.clone(), encode_chunk(r.start, &texts[r], one))).is_err() {
+                    if tx.send((r.clone(), Run::encode(r.start, &texts[r], one))).is_err() {
                         break;
                     }
                 }
@@ -238,7 +223,7 @@ where
         drop(tx); // only the jobs hold senders now: `recv` fails once they are all done
         let mut rx = rx;
         let mut resolved = 0;
-        let mut got = |first: usize, chunk: Chunk, resolved: &mut usize, n: usize| {
+        let mut got = |first: usize, chunk: Run<PyErr>, resolved: &mut usize, n: usize| {
             *resolved += n;
             if built.is_ok() {
                 built = take(first, chunk, &mut lists);
@@ -252,7 +237,7 @@ where
                 continue;
             }
             if let Some(r) = claims.take(End::Back, BACK_BYTES) {
-                let chunk = py.allow_threads(|| encode_chunk(r.start, &texts[r.clone()], &one));
+                let chunk = py.allow_threads(|| Run::encode(r.start, &texts[r.clone()], &one));
                 got(r.start, chunk, &mut resolved, r.len());
                 continue;
             }
@@ -291,7 +276,7 @@ where
     T: Deref<Target = str> + Sync,
     F: Fn(&str, &mut Vec<u32>) -> PyResult<()> + Sync,
 {
-    use bytepair_core::batch::{self, FlatError};
+    use bytepair_core::batch;
 
     let threads = num_threads.clamp(1, cores());
     let flat = py.allow_threads(|| {
@@ -302,11 +287,6 @@ where
             None => batch::encode_flat(texts, &one),
         }
     });
-    match flat {
-        Ok(f) => Ok((IdBuffer::new(f.ids), IdBuffer::offsets(f.offsets))),
-        Err(FlatError::Text { error, .. }) => Err(error),
-        Err(FlatError::NoRoom { ids }) => Err(pyo3::exceptions::PyMemoryError::new_err(format!(
-            "cannot reserve room for the ids of this batch ({ids} ids, up to one per byte of text)"
-        ))),
-    }
+    let f = flat.map_err(py_error)?;
+    Ok((IdBuffer::new(f.ids), IdBuffer::offsets(f.offsets)))
 }
