@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence, final
 _ChatAnswer = tuple[list[tuple[list[int], list[int]]], tuple[int, str] | None, list[tuple[int, str]]]
 
 __all__ = [
-    "BYTE_LEVEL_CHARS", "ChatJob", "ChatMLFrame", "ChatSpecials", "IdBuffer", "JinjaConversation", "JinjaTemplate", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
+    "BYTE_LEVEL_CHARS", "ChatJob", "ChatMLFrame", "ChatSpecials", "IdBuffer", "JinjaConversation", "JinjaPreparer", "JinjaTemplate", "KNOWN_ENCODINGS", "PATTERNS", "Tokenizer", "Trainer",
     "bpe2_info", "gpt2_to_tiktoken", "known_encoding", "known_encoding_by_sha256",
     "parse_tiktoken",
 ]
@@ -103,14 +103,17 @@ class Tokenizer:
     def encode_chat(
         self, conversations: Sequence[Any], num_threads: int = 1,
         chatml: tuple[ChatMLFrame, Callable[[Any], list[dict[str, str]]]] | None = None,
+        jinja: tuple[JinjaPreparer, Callable[[Any], Any]] | None = None,
     ) -> _ChatAnswer:
         """(results, failed (index, why) or None, [(index, why) jinja2 is to render]).
         ``conversations``: ``(parts, trains)`` pairs and ``JinjaConversation``s, or with
         ``chatml`` (the frame, and the function giving a conversation it does not read as it is
-        as plain messages) the caller's conversations."""
+        as plain messages) or ``jinja`` (the preparer, and the function preparing a
+        conversation it does not convert as it is) the caller's conversations."""
     def encode_chat_start(
         self, conversations: Sequence[Any], num_threads: int = 1,
         chatml: tuple[ChatMLFrame, Callable[[Any], list[dict[str, str]]]] | None = None,
+        jinja: tuple[JinjaPreparer, Callable[[Any], Any]] | None = None,
     ) -> ChatJob: ...
     def clear_cache(self) -> None: ...
     def encode_single_token(self, bytes: bytes) -> int: ...
@@ -223,7 +226,7 @@ class ChatSpecials:
 
 @final
 class JinjaConversation:
-    """A conversation prepared by ``JinjaTemplate.prepare``; ``encode_chat`` takes it too."""
+    """A conversation prepared by ``JinjaPreparer.prepare``; ``encode_chat`` takes it too."""
     def parts(self) -> tuple[list[int | str], list[Any]]:
         """Rendered, marked and split: ``(parts, trains)``; ChatError, or NotImplementedError
         for what jinja2 must render."""
@@ -236,9 +239,16 @@ class JinjaTemplate:
     def has_generation(self) -> bool: ...
     def render(self, context: dict[str, Any]) -> str:
         """ChatError for raise_exception; NotImplementedError for what jinja2 must render."""
-    def prepare(self, specials: ChatSpecials, special_tokens: dict[str, str], variables: dict[str, Any],
-                messages: list[Any], add_generation_prompt: bool, mask: bool, end_of_turn: list[int],
-                names: str) -> JinjaConversation:
-        """A conversation converted (its strings marked) for the core to render and split;
-        NotImplementedError for a value jinja2 must render."""
+    def preparer(self, specials: ChatSpecials, special_tokens: dict[str, str], variables: dict[str, Any],
+                 add_generation_prompt: bool, mask: bool, end_of_turn: list[int], names: str,
+                 own_tools: bool) -> JinjaPreparer:
+        """Conversations' preparer with these options (the variables converted and marked
+        once); NotImplementedError for a value jinja2 must render."""
     def render_json(self, context: str) -> str: ...
+
+@final
+class JinjaPreparer:
+    """One template with one set of options, converting conversations for the core."""
+    def prepare(self, messages: list[Any]) -> JinjaConversation:
+        """Prepared messages converted (their strings marked) for the core to render and split;
+        NotImplementedError for a value jinja2 must render."""

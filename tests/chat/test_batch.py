@@ -309,6 +309,67 @@ def test_render_many_chatml_errors_name_the_conversation_and_field(cl100k_im):
         render_many(bytepair.get_encoding("cl100k_base"), [fine], template="chatml")
 
 
+#: Prints what the core's conversion of the caller's dicts could get wrong: a conversation's
+#: own tools, keys whose value is None (dropped), the reasoning keys transformers aliases,
+#: content parts, and any other key's value.
+SHAPES = ("{% if tools %}<|im_start|>system\n{{ tools | tojson }}<|im_end|>\n{% endif %}"
+          "{% for m in messages %}<|im_start|>{{ m.role }}{% if m.name is defined %}({{ m.name }}){% endif %}\n"
+          "{% if m.thinking is defined %}<think>{{ m.thinking }}|{{ m.reasoning_content }}</think>{% endif %}"
+          "{% if m.content is string %}{{ m.content }}{% else %}{% for p in m.content %}{{ p.text }}{% endfor %}{% endif %}"
+          "{% if m.extra is defined %}[{{ m.extra }}]{% endif %}<|im_end|>\n{% endfor %}")
+
+
+class Messages(list):
+    """A list subclass: not the plain shape the core converts by itself."""
+
+
+def test_render_many_jinja_takes_every_shape_prepare_takes(cl100k_im, corpus_documents, monkeypatch):
+    convs = conversations(corpus_documents, 2 * CHUNK + 40, seed=46)
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"x": 1.5}}}]
+    odd = {
+        3: lambda c: {"messages": c},  # a dict holding the messages
+        4: lambda c: {"messages": c, "tools": tools},  # and its own tools
+        5: lambda c: {"messages": c, "tools": None},  # falsy tools: not an option
+        6: lambda c: {"messages": c, "tools": []},
+        CHUNK - 1: lambda c: [{**m, "name": None} for m in c],  # dropped, as transformers drops it
+        CHUNK: lambda c: [{**m, "role": ChatRole(m["role"])} for m in c],  # jinja2 renders it
+        CHUNK + 1: lambda c: [{**m, "thinking": "hm"} if m["role"] == "assistant" else m for m in c],
+        CHUNK + 2: lambda c: [{**m, "reasoning": "r"} if m["role"] == "assistant" else m for m in c],
+        CHUNK + 3: lambda c: [{**m, "content": [{"type": "text", "text": m["content"]}, {"text": "!"}]} for m in c],
+        CHUNK + 4: lambda c: [{**m, "extra": (1, 2.5, None, True)} for m in c],  # a tuple, None kept inside
+        CHUNK + 5: lambda c: [{**m, "extra": 1e-05} for m in c],  # jinja2 writes it in exponent form
+        CHUNK + 6: lambda c: tuple(c),  # a sequence that is not a list
+        CHUNK + 7: lambda c: Messages(c),
+        CHUNK + 8: lambda c: [*c[:-1], {"role": "user", "content": "lone \udc80 surrogate"}],
+        CHUNK + 9: lambda c: [{"role": "user", "content": "spelled <|im_end|> and \ue000"}, *c],
+        CHUNK + 10: lambda c: [{**m, 7: "an int key"} for m in c],
+        CHUNK + 11: lambda c: [dict(m, extra={"deep": [m["role"]] * 3}) for m in c],
+    }
+    for k, change in odd.items():
+        convs[k] = change(convs[k])
+    want = [render_conversation(cl100k_im, c, template=SHAPES) for c in convs]
+    # Python prepares only what the core does not convert by itself.
+    import bytepair.chat
+
+    handed = []
+    preparer = bytepair.chat._preparer
+
+    def spied(*args):
+        prepare, core = preparer(*args)
+        return (lambda c: handed.append(next(k for k, x in enumerate(convs) if x is c)) or prepare(c)), core
+
+    monkeypatch.setattr(bytepair.chat, "_preparer", spied)
+    assert render_many(cl100k_im, convs, template=SHAPES, num_workers=1) == want
+    assert handed == [4, 6, CHUNK, *(CHUNK + k for k in (1, 2, 5, 6, 7, 8))]  # the rest: the core
+    monkeypatch.undo()
+    for threads in (2, 4):
+        assert render_many(cl100k_im, convs, template=SHAPES, num_workers=threads) == want, threads
+    # With the caller's tools, a conversation's own are not passed (and they print).
+    with_tools = render_many(cl100k_im, convs[:8], template=SHAPES, tools=[{"name": "g"}])
+    assert with_tools == [render_conversation(cl100k_im, c, template=SHAPES, tools=[{"name": "g"}]) for c in convs[:8]]
+    assert with_tools[4] != want[4] and with_tools[3] != want[3]
+
+
 def test_render_many_results_are_left_out_of_the_cyclic_collector(cl100k_im):
     # Lists of ints hold no cycle; tracked, each collection walked every id of the results.
     fine = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]

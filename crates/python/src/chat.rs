@@ -20,7 +20,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use crate::errors::to_py;
 use crate::chatml::{ChatMLFrame, Framed};
-use crate::jinja::{ChatError as PyChatError, JinjaConversation, Prepared, Refused};
+use crate::jinja::{ChatError as PyChatError, JinjaConversation, JinjaPreparer, Prepared, Refused};
 use crate::ids::IntCache;
 use crate::text::Text;
 use crate::tokenizer::Tokenizer;
@@ -93,15 +93,15 @@ pub fn encode_chat<'py>(
     tokenizer: &Bound<'py, Tokenizer>,
     conversations: &Bound<'py, PyAny>,
     num_threads: usize,
-    chatml: Option<Chatml<'_, 'py>>,
+    framer: Option<Framer<'_, 'py>>,
 ) -> PyResult<Answer<'py>> {
     if num_threads > 1 && conversations.len().unwrap_or(0) > CHUNK {
         // On the pool and this thread, as `render_many`'s jobs are. A small batch stays here:
         // handing it to another thread and waiting costs a wake-up, which on a busy machine
         // is a time slice.
-        return start(tokenizer, conversations, num_threads - 1, chatml)?.result(py);
+        return start(tokenizer, conversations, num_threads - 1, framer)?.result(py);
     }
-    let (convs, refused) = convert(conversations, chatml)?;
+    let (convs, refused) = convert(conversations, framer)?;
     let inner = &tokenizer.get().inner;
     let chunks = py.allow_threads(|| convs.chunks(CHUNK).enumerate().map(|(c, chunk)| encode_chunk(inner, c * CHUNK, chunk)).collect());
     lists(py, &tokenizer.get().ints, chunks, refused)
@@ -189,9 +189,9 @@ pub fn start<'py>(
     tokenizer: &Bound<'py, Tokenizer>,
     conversations: &Bound<'py, PyAny>,
     num_threads: usize,
-    chatml: Option<Chatml<'_, 'py>>,
+    framer: Option<Framer<'_, 'py>>,
 ) -> PyResult<ChatJob> {
-    let (convs, refused) = convert(conversations, chatml)?;
+    let (convs, refused) = convert(conversations, framer)?;
     let chunks = convs.len().div_ceil(CHUNK);
     let pool = crate::threads::pool_of(num_threads).filter(|_| chunks > 0);
     let shared = Arc::new(Shared {
@@ -243,10 +243,29 @@ pub struct Chatml<'a, 'py> {
 /// conversation it does not take as plain messages.
 pub type ChatmlArg<'py> = (PyRef<'py, ChatMLFrame>, Bound<'py, PyAny>);
 
-impl<'a, 'py> Chatml<'a, 'py> {
-    /// The binding's `chatml` argument as a [`Chatml`].
-    pub fn from_arg(arg: &'a Option<ChatmlArg<'py>>) -> Option<Self> {
-        arg.as_ref().map(|(frame, plain)| Chatml { frame, plain })
+/// `encode_chat`'s `jinja` argument: the batch's preparer, and the Python function that
+/// prepares a conversation the preparer does not take as it is.
+pub type JinjaArg<'py> = (PyRef<'py, JinjaPreparer>, Bound<'py, PyAny>);
+
+/// How `encode_chat` reads the caller's conversations as they are, rather than rendered or
+/// prepared in Python first (`render_many`: a Python call per conversation was most of the
+/// calling thread's time).
+pub enum Framer<'a, 'py> {
+    Chatml(Chatml<'a, 'py>),
+    /// A Jinja template's conversations converted here ([`JinjaPreparer::convert`]); the
+    /// function (`bytepair.chat._preparer`'s) prepares the others, or raises their ChatError.
+    Jinja { preparer: &'a JinjaPreparer, prepare: &'a Bound<'py, PyAny> },
+}
+
+impl<'a, 'py> Framer<'a, 'py> {
+    /// The binding's `chatml` and `jinja` arguments as a [`Framer`] (at most one of them).
+    pub fn from_args(chatml: &'a Option<ChatmlArg<'py>>, jinja: &'a Option<JinjaArg<'py>>) -> PyResult<Option<Self>> {
+        Ok(match (chatml, jinja) {
+            (Some(_), Some(_)) => return Err(PyValueError::new_err("encode_chat takes chatml or jinja, not both")),
+            (Some((frame, plain)), None) => Some(Framer::Chatml(Chatml { frame, plain })),
+            (None, Some((preparer, prepare))) => Some(Framer::Jinja { preparer, prepare }),
+            (None, None) => None,
+        })
     }
 }
 
@@ -280,19 +299,37 @@ type Stop = Option<(usize, String)>;
 
 /// The conversations, up to the first that cannot be taken (its index and why): the
 /// ones before it are still encoded, since an error among them comes first.
-fn convert(conversations: &Bound<'_, PyAny>, chatml: Option<Chatml<'_, '_>>) -> PyResult<(Vec<Conv>, Stop)> {
+fn convert(conversations: &Bound<'_, PyAny>, framer: Option<Framer<'_, '_>>) -> PyResult<(Vec<Conv>, Stop)> {
     let mut convs: Vec<Conv> = Vec::with_capacity(conversations.len().unwrap_or(0));
     for conv in conversations.try_iter()? {
-        let conv = conv?;
-        if let Some(chatml) = &chatml {
-            match chatml.convert(&conv)? {
-                Ok(parts) => convs.push(Conv::Framed(parts)),
-                Err(why) => {
-                    let at = convs.len();
-                    return Ok((convs, Some((at, why))));
+        let mut conv = conv?;
+        match &framer {
+            Some(Framer::Chatml(chatml)) => {
+                match chatml.convert(&conv)? {
+                    Ok(parts) => convs.push(Conv::Framed(parts)),
+                    Err(why) => {
+                        let at = convs.len();
+                        return Ok((convs, Some((at, why))));
+                    }
                 }
+                continue;
             }
-            continue;
+            Some(Framer::Jinja { preparer, prepare }) => {
+                if let Some(prepared) = preparer.convert(&conv) {
+                    convs.push(Conv::Render(Arc::new(prepared)));
+                    continue;
+                }
+                // Prepared in Python: a JinjaConversation or jinja2's parts, taken below.
+                conv = match prepare.call1((&conv,)) {
+                    Ok(prepared) => prepared,
+                    Err(e) if e.is_instance_of::<PyChatError>(conv.py()) => {
+                        let at = convs.len();
+                        return Ok((convs, Some((at, e.value(conv.py()).to_string()))));
+                    }
+                    Err(e) => return Err(e),
+                };
+            }
+            None => {}
         }
         if let Ok(c) = conv.downcast::<JinjaConversation>() {
             convs.push(Conv::Render(c.get().inner.clone()));

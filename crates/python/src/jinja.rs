@@ -68,27 +68,111 @@ fn to_py(e: TemplateError) -> PyErr {
     refused(e).into_py()
 }
 
-/// A conversation converted for the core's renderer (its strings marked), with how to render
-/// it: everything [`JinjaTemplate::render_parts`] needs, and nothing of Python's, so any
-/// thread can render it without the GIL.
-pub struct Prepared {
+/// How a batch's conversations render: everything [`JinjaTemplate::render_parts`] needs
+/// besides the conversation, shared by every conversation a [`JinjaPreparer`] prepares.
+struct Options {
     template: Arc<Core>,
     specials: Arc<Specials>,
-    conversation: Conversation,
     add_generation_prompt: bool,
     mask: bool,
     end_of_turn: Vec<u32>,
     names: String,
 }
 
+/// A conversation converted for the core's renderer (its strings marked), with how to render
+/// it, and nothing of Python's, so any thread can render it without the GIL.
+pub struct Prepared {
+    options: Arc<Options>,
+    conversation: Conversation,
+}
+
 impl Prepared {
     /// The conversation rendered and split into parts (bytepair_core::chat::jinja).
     pub fn render(&self) -> Result<Vec<Part>, Refused> {
-        let mask = if self.mask { Mask::Yes { end_of_turn: &self.end_of_turn, names: &self.names } } else { Mask::No };
-        self.template.render_parts(&self.specials, &self.conversation, self.add_generation_prompt, mask).map_err(|e| match e {
+        let o = &*self.options;
+        let mask = if o.mask { Mask::Yes { end_of_turn: &o.end_of_turn, names: &o.names } } else { Mask::No };
+        o.template.render_parts(&o.specials, &self.conversation, o.add_generation_prompt, mask).map_err(|e| match e {
             RenderError::Template(e) => refused(e),
             RenderError::Frame(e) => Refused::Chat(e.to_string()),
         })
+    }
+}
+
+/// One template with one set of options (`JinjaTemplate.preparer`): converts conversations
+/// for the core's renderer. The template's special tokens and the caller's variables (tools,
+/// documents, extra keywords) are converted once here, not once per conversation.
+#[pyclass(frozen, module = "bytepair._core")]
+pub struct JinjaPreparer {
+    options: Arc<Options>,
+    variables: Vec<(Value, Value)>,
+    /// Whether a conversation given as a dict passes its own `"tools"` (the caller gave none).
+    own_tools: bool,
+}
+
+#[pymethods]
+impl JinjaPreparer {
+    /// `messages` (prepared by `bytepair.chat.jinja._prepare`: plain dicts, `None` values
+    /// dropped, reasoning aliased) converted, their strings marked. NotImplementedError for a
+    /// value jinja2 is to render.
+    fn prepare(&self, messages: &Bound<'_, PyList>) -> PyResult<JinjaConversation> {
+        let marker = Some(&*self.options.specials);
+        let messages = messages.iter().map(|m| to_value(&m, 0, marker)).collect::<PyResult<Vec<_>>>()?;
+        Ok(JinjaConversation { inner: Arc::new(self.prepared(messages)) })
+    }
+}
+
+/// The keys transformers' preparation rewrites (`_prepare`: `thinking` and
+/// `reasoning_content` filled from each other): a message holding one takes Python's path.
+const REASONING: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+
+impl JinjaPreparer {
+    fn prepared(&self, messages: Vec<Value>) -> Prepared {
+        Prepared { options: self.options.clone(), conversation: Conversation { variables: self.variables.clone(), messages } }
+    }
+
+    /// `conversation` as the caller gave it (`render_many`), converted here when it is plain:
+    /// a list of plain dicts with a `role`, none with a reasoning key (or a dict holding such
+    /// a list under `"messages"` and no tools of its own to pass), every value one this
+    /// engine converts. `None` for any other: Python prepares it (`ChatTemplate.prepare`),
+    /// with its errors and its jinja2 fallback, so this path decides nothing Python's would
+    /// decide differently. Keys whose value is `None` are dropped, as `_prepare` drops them.
+    pub fn convert(&self, conversation: &Bound<'_, PyAny>) -> Option<Prepared> {
+        let messages = if let Ok(list) = conversation.downcast_exact::<PyList>() {
+            list.clone()
+        } else {
+            let dict = conversation.downcast_exact::<PyDict>().ok()?;
+            if self.own_tools && dict.get_item("tools").ok()?.is_some_and(|tools| !tools.is_none()) {
+                return None;
+            }
+            dict.get_item("messages").ok()??.downcast_exact::<PyList>().ok()?.clone()
+        };
+        if messages.is_empty() {
+            return None;
+        }
+        let marker = Some(&*self.options.specials);
+        let mut out = Vec::with_capacity(messages.len());
+        for message in messages.iter() {
+            let message = message.downcast_exact::<PyDict>().ok()?;
+            let mut pairs = Vec::with_capacity(message.len());
+            let mut role = false;
+            for (k, v) in message.iter() {
+                if let Ok(key) = k.downcast_exact::<PyString>() {
+                    let key = key.to_str().ok()?;
+                    role |= key == "role";
+                    if REASONING.contains(&key) {
+                        return None;
+                    }
+                }
+                if !v.is_none() {
+                    pairs.push((to_value(&k, 1, None).ok()?, to_value(&v, 1, marker).ok()?));
+                }
+            }
+            if !role {
+                return None;
+            }
+            out.push(dict_value(pairs));
+        }
+        Some(self.prepared(out))
     }
 }
 
@@ -208,45 +292,41 @@ impl JinjaTemplate {
         py.allow_threads(|| self.inner.render(context)).map_err(to_py)
     }
 
-    /// A conversation converted to be rendered and split into `(parts, trains)`
-    /// ([`JinjaConversation`]): `special_tokens` are the template's own (not marked);
-    /// `variables` (tools, documents, extra keywords) and `messages` are the caller's, their
-    /// strings marked here. With `mask`, `end_of_turn` are the ids that end an assistant turn
-    /// and `names` their spellings (for the error message). NotImplementedError for a value
-    /// jinja2 is to render.
+    /// A [`JinjaPreparer`] of conversations to be rendered and split into `(parts, trains)`:
+    /// `special_tokens` are the template's own (not marked); `variables` (tools, documents,
+    /// extra keywords) are the caller's, their strings marked here, as the messages' will be.
+    /// With `mask`, `end_of_turn` are the ids that end an assistant turn and `names` their
+    /// spellings (for the error message). `own_tools`: a conversation given as a dict passes
+    /// its own tools. NotImplementedError for a value jinja2 is to render.
     #[allow(clippy::too_many_arguments)]
-    fn prepare(
+    fn preparer(
         &self,
         specials: &ChatSpecials,
         special_tokens: &Bound<'_, PyDict>,
         variables: &Bound<'_, PyDict>,
-        messages: &Bound<'_, PyList>,
         add_generation_prompt: bool,
         mask: bool,
         end_of_turn: Vec<u32>,
         names: String,
-    ) -> PyResult<JinjaConversation> {
+        own_tools: bool,
+    ) -> PyResult<JinjaPreparer> {
         let marker = Some(&*specials.inner);
-        let mut conversation = Conversation::default();
+        let mut converted = Vec::with_capacity(special_tokens.len() + variables.len());
         for (k, v) in special_tokens.iter() {
-            conversation.variables.push((to_value(&k, 0, None)?, to_value(&v, 0, None)?));
+            converted.push((to_value(&k, 0, None)?, to_value(&v, 0, None)?));
         }
         for (k, v) in variables.iter() {
-            conversation.variables.push((to_value(&k, 0, None)?, to_value(&v, 0, marker)?));
+            converted.push((to_value(&k, 0, None)?, to_value(&v, 0, marker)?));
         }
-        for m in messages.iter() {
-            conversation.messages.push(to_value(&m, 0, marker)?);
-        }
-        let inner = Prepared {
+        let options = Options {
             template: self.inner.clone(),
             specials: specials.inner.clone(),
-            conversation,
             add_generation_prompt,
             mask,
             end_of_turn,
             names,
         };
-        Ok(JinjaConversation { inner: Arc::new(inner) })
+        Ok(JinjaPreparer { options: Arc::new(options), variables: converted, own_tools })
     }
 
     /// The rendered string, the context given as a JSON object.

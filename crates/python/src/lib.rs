@@ -56,6 +56,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<jinja::JinjaTemplate>()?;
     m.add_class::<jinja::ChatSpecials>()?;
     m.add_class::<jinja::JinjaConversation>()?;
+    m.add_class::<jinja::JinjaPreparer>()?;
     m.add_class::<train::Trainer>()?;
     m.add_function(wrap_pyfunction!(parse_tiktoken, m)?)?;
     m.add_function(wrap_pyfunction!(known_encoding, m)?)?;

@@ -376,20 +376,33 @@ impl Tokenizer {
     /// Rendered chat conversations -> `(ids, mask)` lists, on up to `num_threads` threads
     /// (see `chat.rs`): `(results, failed, jinja2)`.
     /// With `chatml`, `(ChatMLFrame, bytepair.chat.chatml's plain for one conversation)`,
-    /// `conversations` are the caller's, framed here.
-    #[pyo3(signature = (conversations, num_threads=1, chatml=None))]
-    fn encode_chat<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<crate::chat::ChatmlArg<'py>>) -> PyResult<crate::chat::Answer<'py>> {
-        let chatml = crate::chat::Chatml::from_arg(&chatml);
-        crate::chat::encode_chat(slf.py(), slf, conversations, num_threads, chatml)
+    /// or `jinja`, `(JinjaPreparer, bytepair.chat's preparer for one conversation)`,
+    /// `conversations` are the caller's, framed or converted here.
+    #[pyo3(signature = (conversations, num_threads=1, chatml=None, jinja=None))]
+    fn encode_chat<'py>(
+        slf: &Bound<'py, Self>,
+        conversations: &Bound<'py, PyAny>,
+        num_threads: usize,
+        chatml: Option<crate::chat::ChatmlArg<'py>>,
+        jinja: Option<crate::chat::JinjaArg<'py>>,
+    ) -> PyResult<crate::chat::Answer<'py>> {
+        let framer = crate::chat::Framer::from_args(&chatml, &jinja)?;
+        crate::chat::encode_chat(slf.py(), slf, conversations, num_threads, framer)
     }
 
     /// `encode_chat` without waiting: the encoding runs on a pool of `num_threads` threads
     /// while the caller goes on; `.result()` encodes what the pool has not taken yet on the
     /// calling thread too and gives `(results, failed, jinja2)` (see `chat.rs`).
-    #[pyo3(signature = (conversations, num_threads=1, chatml=None))]
-    fn encode_chat_start<'py>(slf: &Bound<'py, Self>, conversations: &Bound<'py, PyAny>, num_threads: usize, chatml: Option<crate::chat::ChatmlArg<'py>>) -> PyResult<crate::chat::ChatJob> {
-        let chatml = crate::chat::Chatml::from_arg(&chatml);
-        crate::chat::start(slf, conversations, num_threads, chatml)
+    #[pyo3(signature = (conversations, num_threads=1, chatml=None, jinja=None))]
+    fn encode_chat_start<'py>(
+        slf: &Bound<'py, Self>,
+        conversations: &Bound<'py, PyAny>,
+        num_threads: usize,
+        chatml: Option<crate::chat::ChatmlArg<'py>>,
+        jinja: Option<crate::chat::JinjaArg<'py>>,
+    ) -> PyResult<crate::chat::ChatJob> {
+        let framer = crate::chat::Framer::from_args(&chatml, &jinja)?;
+        crate::chat::start(slf, conversations, num_threads, framer)
     }
 
     /// Forgets the merged pieces the model's cache holds (rank models: each thread's table,

@@ -101,26 +101,31 @@ def _parts(encoding: Any, t: Template | ChatTemplate, conversation: Any, options
     return out.parts, out.trains
 
 
-def _preparer(encoding: Any, t: Template | ChatTemplate, options: dict) -> Callable[[Any], Any]:
+def _preparer(encoding: Any, t: Template | ChatTemplate, options: dict) -> tuple[Callable[[Any], Any], Any]:
     """What :func:`render_many` hands the core for each conversation, as a function of the
     conversation: its ``(parts, trains)``, or for a Jinja template the conversation converted
     for the core to render (on its threads, without the GIL; see :meth:`ChatTemplate.prepare`,
-    whose per-call lookups :meth:`ChatTemplate.preparer` makes once, on the first conversation,
-    where its errors name that conversation as before)."""
+    whose per-call lookups :meth:`ChatTemplate.preparer` makes once). Also the core's preparer
+    of the batch (``_core.JinjaPreparer``) if there is one: the core then converts the plain
+    conversations itself and calls the function only for the others."""
     if not isinstance(t, ChatTemplate):
-        return lambda conversation: _parts(encoding, t, conversation, options)
-    batch: list = []  # the preparer for `options`, once made
+        return (lambda conversation: _parts(encoding, t, conversation, options)), None
+    try:
+        batch = t.preparer(encoding, **options)
+    except Exception:
+        # Raised again by the first conversation's `prepare`, after that conversation's own
+        # errors, and named for it, as a serial loop would.
+        batch = None
 
     def prepared(conversation: Any) -> Any:
         messages = messages_of(conversation)
         own = _with_tools(conversation, options)
-        if own is not options:  # the conversation's own tools
+        if own is not options or batch is None:  # the conversation's own tools
             return t.prepare(encoding, messages, **own)
-        if not batch:
-            batch.append(t.preparer(encoding, **options))
-        return batch[0](messages)
+        return batch(messages)
 
-    return prepared
+    core = batch.core if batch is not None else None
+    return prepared, (None if type(core) is str else core)
 
 
 def render_conversation(

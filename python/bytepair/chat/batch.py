@@ -56,7 +56,7 @@ def render_many(
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
     threads = num_workers or os.cpu_count() or 1
     t = _template(encoding, template)
-    framed = _chatml_frame(encoding, t, options)
+    framed = _chatml_frame(encoding, t, options) or _jinja_frame(encoding, t, options)
     chunks = _as_they_are(conversations) if framed else _rendered(encoding, t, conversations, options)
     with _gc_paused():
         out = _render_chunks(encoding, t, chunks, threads, options, framed)
@@ -79,6 +79,17 @@ def _chatml_frame(encoding: Any, t: Any, options: dict) -> dict:
     except ChatError:
         return {}
     return {"chatml": (frame, lambda conversation: chatml.plain(messages_of(conversation), _with_tools(conversation, {})))}
+
+
+def _jinja_frame(encoding: Any, t: Any, options: dict) -> dict:
+    """For a Jinja template the core renders, the core's arguments that convert the caller's
+    conversations as they are (``encode_chat``'s ``jinja``): the core converts a plain
+    conversation straight from its dicts (``JinjaPreparer.convert``), and asks ``_preparer``'s
+    function for the others. Empty when the core has no preparer for these options."""
+    from bytepair.chat import _preparer
+
+    prepared, core = _preparer(encoding, t, options)
+    return {"jinja": (core, prepared)} if core is not None else {}
 
 
 @contextmanager
@@ -144,7 +155,7 @@ def _rendered(encoding: Any, t: Any, conversations: Iterable[Any], options: dict
     with those before it, which may still fail in the core, and so first."""
     from bytepair.chat import _preparer
 
-    prepared = _preparer(encoding, t, options)
+    prepared, _ = _preparer(encoding, t, options)
     rendered: list = []
     originals: list = []
     first = 0

@@ -36,9 +36,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from functools import lru_cache, partial
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -166,42 +166,52 @@ class ChatTemplate:
         trains)`` if jinja2 must render it (a value the core does not convert as jinja2 sees
         it, a template minijinja cannot parse). The core hands back what it then cannot
         render as jinja2 would (``parts`` and ``render_many`` render that with jinja2)."""
-        return self._prepare_with(self._options(encoding, add_generation_prompt, mask, tools, documents, kwargs), messages)
+        return self.preparer(encoding, add_generation_prompt=add_generation_prompt, mask=mask, tools=tools,
+                             documents=documents, **kwargs)(messages)
 
     def preparer(self, encoding: Any, *, add_generation_prompt: bool = False, mask: bool = True, tools: Any = None,
-                 documents: Any = None, **kwargs: Any) -> Callable[[Any], Any]:
+                 documents: Any = None, **kwargs: Any) -> _Preparer:
         """:meth:`prepare` of many conversations with the same options: ``preparer(...)(messages)``
-        is ``prepare(..., messages)``, with what does not depend on the messages looked up
-        once (``render_many``: 1.5-2.8 µs of the 7.7-9 µs of converting a conversation)."""
-        return partial(self._prepare_with, self._options(encoding, add_generation_prompt, mask, tools, documents, kwargs))
-
-    def _options(self, encoding, add_generation_prompt, mask, tools, documents, kwargs) -> tuple:
-        """What :meth:`_prepare_with` needs besides the messages."""
+        is ``prepare(..., messages)``, with what does not depend on the messages looked up and
+        converted once (``render_many``). Its ``core`` is the core's preparer, which
+        ``render_many`` hands the core to convert plain conversations itself (None when there
+        is none: a template minijinja cannot parse, an option jinja2 is to render)."""
         specials = _specials(encoding)
         if mask and not self.has_generation:
             eot_ids, eot_names = self._end_of_turn_ids(encoding, specials)
         else:
             eot_ids, eot_names = [], ""
-        return (encoding, specials, add_generation_prompt, mask, tools, documents, kwargs, _keyword_clash(kwargs),
-                {**kwargs, "tools": tools, "documents": documents}, eot_ids, eot_names)
-
-    def _prepare_with(self, options: tuple, messages: Any) -> Any:
-        encoding, specials, add_generation_prompt, mask, tools, documents, kwargs, clash, variables, eot_ids, eot_names \
-            = options
-        messages = _prepare(messages)
-        if clash:  # after the messages' own errors, as before
-            raise ChatError(clash)
+        options = _Preparer(self, encoding, specials, add_generation_prompt, mask, tools, documents, kwargs, eot_ids,
+                            eot_names)
+        options.clash = _keyword_clash(kwargs)
         if self._engine is None:
-            return self._parts_jinja2("minijinja cannot parse it", encoding, specials, messages, add_generation_prompt,
-                                      mask, tools, documents, kwargs)
+            options.core = "minijinja cannot parse it"
+        elif not options.clash:
+            try:
+                # The core marks the caller's strings (tools, documents, extra keywords here;
+                # the messages as each conversation is converted; bos_token & co. are the
+                # template's own); rendering it splits it (chat/frame.rs).
+                options.core = self._engine.preparer(
+                    specials.core, self.special_tokens_map, {**kwargs, "tools": tools, "documents": documents},
+                    # A conversation's own tools may apply only when the caller gave none
+                    # (`_with_tools`; an explicit tools=None leaves it to Python's path).
+                    add_generation_prompt, mask, eot_ids, eot_names, tools is None)
+            except NotImplementedError as e:
+                options.core = str(e)
+        return options
+
+    def _prepare_with(self, options: _Preparer, messages: Any) -> Any:
+        messages = _prepare(messages)
+        if options.clash:  # after the messages' own errors, as before
+            raise ChatError(options.clash)
         try:
-            # The core marks the caller's strings (messages, tools, documents, extra keywords;
-            # bos_token & co. are the template's own); rendering it splits it (chat/frame.rs).
-            return self._engine.prepare(specials.core, self.special_tokens_map, variables, messages,
-                                        add_generation_prompt, mask, eot_ids, eot_names)
+            if type(options.core) is not str:
+                return options.core.prepare(messages)
+            why = options.core
         except NotImplementedError as e:
-            return self._parts_jinja2(str(e), encoding, specials, messages, add_generation_prompt, mask,
-                                      tools, documents, kwargs)
+            why = str(e)
+        return self._parts_jinja2(why, options.encoding, options.specials, messages, options.add_generation_prompt,
+                                  options.mask, options.tools, options.documents, options.kwargs)
 
     def _end_of_turn_ids(self, encoding, specials):
         """``end_of_turn``'s ids and their names for an error message, once per encoding."""
@@ -254,6 +264,28 @@ def _keyword_clash(kwargs) -> str | None:
 
 def _rebuild(source, special_tokens_map):
     return ChatTemplate(source, **special_tokens_map)
+
+
+class _Preparer:
+    """:meth:`ChatTemplate.preparer`'s function of the messages, with one call's (or one
+    batch's) options for :meth:`ChatTemplate._prepare_with`: the caller's arguments, the
+    end-of-turn ids the mask needs, why the extra keywords cannot be passed (``clash``), and
+    the core's preparer, or why jinja2 is to render (``core``)."""
+
+    __slots__ = ("template", "encoding", "specials", "add_generation_prompt", "mask", "tools", "documents", "kwargs",
+                 "eot_ids", "eot_names", "clash", "core")
+
+    def __init__(self, template, encoding, specials, add_generation_prompt, mask, tools, documents, kwargs, eot_ids,
+                 eot_names):
+        self.template, self.encoding, self.specials = template, encoding, specials
+        self.add_generation_prompt, self.mask = add_generation_prompt, mask
+        self.tools, self.documents, self.kwargs = tools, documents, kwargs
+        self.eot_ids, self.eot_names = eot_ids, eot_names
+        self.clash: str | None = None
+        self.core: Any = None
+
+    def __call__(self, messages: Any) -> Any:
+        return self.template._prepare_with(self, messages)
 
 
 class _Specials:
