@@ -19,7 +19,7 @@
 //! same to a template, but non-str keys, NaN and big ints are not).
 
 use bytepair_core::chat::frame::{frame, Part, Specials, TextTrain, Trained};
-use bytepair_core::chat::jinja::{dict_value, list_value, Conversation, JinjaTemplate as Core, Mask, RenderError, TemplateError, Value};
+use bytepair_core::chat::jinja::{dict_value, list_value, try_dict_value, Conversation, JinjaTemplate as Core, Mask, RenderError, TemplateError, Value};
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -104,7 +104,7 @@ impl Prepared {
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct JinjaPreparer {
     options: Arc<Options>,
-    variables: Vec<(Value, Value)>,
+    variables: Arc<[(Value, Value)]>,
     /// Whether a conversation given as a dict passes its own `"tools"` (the caller gave none).
     own_tools: bool,
 }
@@ -153,24 +153,29 @@ impl JinjaPreparer {
         let mut out = Vec::with_capacity(messages.len());
         for message in messages.iter() {
             let message = message.downcast_exact::<PyDict>().ok()?;
-            let mut pairs = Vec::with_capacity(message.len());
             let mut role = false;
-            for (k, v) in message.iter() {
+            // Err(()): Python's path is to take the conversation.
+            let pairs = message.iter().filter_map(|(k, v)| {
                 if let Ok(key) = k.downcast_exact::<PyString>() {
-                    let key = key.to_str().ok()?;
+                    let Ok(key) = key.to_str() else { return Some(Err(())) };
                     role |= key == "role";
                     if REASONING.contains(&key) {
-                        return None;
+                        return Some(Err(()));
                     }
                 }
-                if !v.is_none() {
-                    pairs.push((to_value(&k, 1, None).ok()?, to_value(&v, 1, marker).ok()?));
+                if v.is_none() {
+                    return None;
                 }
-            }
+                Some(match (to_value(&k, 1, None), to_value(&v, 1, marker)) {
+                    (Ok(k), Ok(v)) => Ok((k, v)),
+                    _ => Err(()),
+                })
+            });
+            let message = try_dict_value(pairs).ok()?;
             if !role {
                 return None;
             }
-            out.push(dict_value(pairs));
+            out.push(message);
         }
         Some(self.prepared(out))
     }
@@ -326,7 +331,7 @@ impl JinjaTemplate {
             end_of_turn,
             names,
         };
-        Ok(JinjaPreparer { options: Arc::new(options), variables: converted, own_tools })
+        Ok(JinjaPreparer { options: Arc::new(options), variables: converted.into(), own_tools })
     }
 
     /// The rendered string, the context given as a JSON object.

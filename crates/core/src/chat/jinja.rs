@@ -205,10 +205,11 @@ impl JinjaTemplate {
 }
 
 /// A conversation to render: the variables (`tools`, `documents`, `bos_token`, extra keywords,
-/// ...) and the messages, kept apart so the renders of its prefixes share them.
+/// ...) and the messages, kept apart so the renders of its prefixes share them, and the
+/// conversations of a batch the variables (converted once).
 #[derive(Debug, Clone, Default)]
 pub struct Conversation {
-    pub variables: Vec<(Value, Value)>,
+    pub variables: Arc<[(Value, Value)]>,
     pub messages: Vec<Value>,
 }
 
@@ -689,6 +690,12 @@ impl minijinja::value::Object for List {
 /// first place and its last value, as a Python dict built from the pairs would).
 pub fn dict_value(pairs: impl IntoIterator<Item = (Value, Value)>) -> Value {
     Value::from_object(Dict(pairs.into_iter().collect()))
+}
+
+/// [`dict_value`] of pairs that may fail: the first error, or the dict, built without an
+/// intermediate vector (a binding converting a dataset's messages makes one per message).
+pub fn try_dict_value<E>(pairs: impl IntoIterator<Item = Result<(Value, Value), E>>) -> Result<Value, E> {
+    Ok(Value::from_object(Dict(pairs.into_iter().collect::<Result<_, E>>()?)))
 }
 
 /// A caller's list as a template value.
@@ -1197,11 +1204,11 @@ mod tests {
             slow.message_local = false;
             for turns in &conversations {
                 let conversation = Conversation {
-                    variables: vec![
+                    variables: Arc::from([
                         (Value::from("bos_token"), Value::from("<s>")),
                         (Value::from("eos_token"), Value::from("</s>")),
                         (Value::from("tools"), list_value(vec![Value::from(1)])),
-                    ],
+                    ]),
                     messages: turns.iter().map(|(r, c)| message(r, c)).collect(),
                 };
                 for add_generation_prompt in [false, true] {
