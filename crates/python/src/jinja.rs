@@ -9,10 +9,12 @@
 //! what the engine does not reproduce (printing a list or dict) raise `NotImplementedError`,
 //! on which the Python layer renders that call with jinja2.
 //!
-//! A conversation is converted with the GIL held ([`JinjaTemplate::prepare`], giving a
-//! [`JinjaConversation`]) and rendered without it: here (`JinjaConversation.parts`) or on a chat
-//! job's threads (chat.rs), where `render_many` sends a chunk of them to be rendered and
-//! encoded together, so rendering runs on every core rather than in the calling thread only.
+//! A conversation is converted with the GIL held, by a [`JinjaPreparer`] (one template, one
+//! set of options, their variables converted once) and rendered without it: here
+//! (`JinjaConversation.parts`) or on a chat job's threads (chat.rs), where `render_many` sends
+//! a chunk of them to be rendered and encoded together, so rendering runs on every core rather
+//! than in the calling thread only. There the preparer converts the caller's plain
+//! conversations itself ([`JinjaPreparer::convert`]), so no Python runs per conversation.
 //!
 //! Measured against the other route (`json.dumps` in Python, `serde_json` into minijinja values
 //! here), converting directly was faster and keeps what JSON loses (tuples vs lists are the
