@@ -120,7 +120,7 @@ def _preparer(encoding: Any, t: Template | ChatTemplate, options: dict) -> tuple
     def prepared(conversation: Any) -> Any:
         messages = messages_of(conversation)
         own = _with_tools(conversation, options)
-        if own is not options or batch is None:  # the conversation's own tools
+        if own is not options or batch is None:  # its own tools, or the batch preparer failed (above)
             return t.prepare(encoding, messages, **own)
         return batch(messages)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import os
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from itertools import islice
 from typing import Any
@@ -48,7 +48,7 @@ def render_many(
     With ``max_tokens``, a longer conversation is truncated, or, with ``drop_long``, left out:
     its entry is ``None``. A :class:`ChatError` names the conversation's index.
     """
-    from bytepair.chat import _template
+    from bytepair.chat import _preparer, _template
 
     if drop_long and max_tokens is None:
         raise ChatError("drop_long needs max_tokens")
@@ -56,8 +56,14 @@ def render_many(
         raise ChatError(f"max_tokens must be >= 0, got {max_tokens}")
     threads = num_workers or os.cpu_count() or 1
     t = _template(encoding, template)
-    framed = _chatml_frame(encoding, t, options) or _jinja_frame(encoding, t, options)
-    chunks = _as_they_are(conversations) if framed else _rendered(encoding, t, conversations, options)
+    framed = _chatml_frame(encoding, t, options)
+    if not framed:
+        prepared, core = _preparer(encoding, t, options)
+        # A Jinja template's core preparer converts the caller's conversations as they are
+        # (``encode_chat``'s ``jinja``): the plain ones straight from their dicts
+        # (``JinjaPreparer.convert``), the others through ``prepared``.
+        framed = {"jinja": (core, prepared)} if core is not None else {}
+    chunks = _as_they_are(conversations) if framed else _rendered(prepared, conversations)
     with _gc_paused():
         out = _render_chunks(encoding, t, chunks, threads, options, framed)
     return _limit(out, max_tokens, drop_long)
@@ -79,17 +85,6 @@ def _chatml_frame(encoding: Any, t: Any, options: dict) -> dict:
     except ChatError:
         return {}
     return {"chatml": (frame, lambda conversation: chatml.plain(messages_of(conversation), _with_tools(conversation, {})))}
-
-
-def _jinja_frame(encoding: Any, t: Any, options: dict) -> dict:
-    """For a Jinja template the core renders, the core's arguments that convert the caller's
-    conversations as they are (``encode_chat``'s ``jinja``): the core converts a plain
-    conversation straight from its dicts (``JinjaPreparer.convert``), and asks ``_preparer``'s
-    function for the others. Empty when the core has no preparer for these options."""
-    from bytepair.chat import _preparer
-
-    prepared, core = _preparer(encoding, t, options)
-    return {"jinja": (core, prepared)} if core is not None else {}
 
 
 @contextmanager
@@ -148,14 +143,12 @@ def _render_chunks(encoding: Any, t: Any, chunks, threads: int, options: dict, f
     return out
 
 
-def _rendered(encoding: Any, t: Any, conversations: Iterable[Any], options: dict):
+def _rendered(prepared: Callable[[Any], Any], conversations: Iterable[Any]):
     """``(index of the first, [what the core takes, ...], [conversation, ...])`` for each chunk
-    of conversations: their ``(parts, trains)``, or a Jinja template's converted conversations
-    (``_preparer``), which the core renders. A conversation that fails here ends the chunks
-    with those before it, which may still fail in the core, and so first."""
-    from bytepair.chat import _preparer
-
-    prepared, _ = _preparer(encoding, t, options)
+    of conversations: ``prepared`` of each (``_preparer``'s: their ``(parts, trains)``, or a
+    Jinja template's converted conversations, which the core renders). A conversation that
+    fails here ends the chunks with those before it, which may still fail in the core, and so
+    first."""
     rendered: list = []
     originals: list = []
     first = 0
