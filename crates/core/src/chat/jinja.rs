@@ -234,6 +234,12 @@ impl From<TemplateError> for RenderError {
     }
 }
 
+impl From<FrameError> for RenderError {
+    fn from(e: FrameError) -> Self {
+        RenderError::Frame(e)
+    }
+}
+
 /// A rendering that holds [`REPR_MARK`] is refused (see there).
 fn no_repr(text: String) -> Result<String, TemplateError> {
     if text.contains(REPR_MARK) {
@@ -264,24 +270,23 @@ impl JinjaTemplate {
         mask: Mask<'_>,
     ) -> Result<Vec<Part>, RenderError> {
         let n = conversation.messages.len();
-        let prompts_needed = matches!(mask, Mask::Yes { .. }) && !self.has_generation;
-        let (text, counted) = if prompts_needed && self.message_local {
+        let render = || self.render(Self::context(conversation, n, add_generation_prompt, None));
+        let (end_of_turn, names) = match mask {
+            Mask::No => return Ok(frame(specials, &render()?, Trained::Nothing)?),
+            Mask::Yes { .. } if self.has_generation => return Ok(frame(specials, &render()?, Trained::Generation)?),
+            Mask::Yes { end_of_turn, names } => (end_of_turn, names),
+        };
+        // The generation prompts: from this render where the template allows (message-local),
+        // else from the prefix renders.
+        let (text, counted) = if self.message_local {
             let fetches = Arc::new(Fetches::default());
             let (text, used) = self.render_counting(Self::context(conversation, n, add_generation_prompt, Some(fetches.clone())), &fetches)?;
             (text, fetches.offsets().map(|at| (at, used)))
         } else {
-            (self.render(Self::context(conversation, n, add_generation_prompt, None))?, None)
+            (render()?, None)
         };
-        let prompts;
-        let trained = match mask {
-            Mask::No => Trained::Nothing,
-            Mask::Yes { .. } if self.has_generation => Trained::Generation,
-            Mask::Yes { end_of_turn, names } => {
-                prompts = self.prompts(conversation, &text, counted)?;
-                Trained::AfterPrompts { prompts: &prompts, end_of_turn, names }
-            }
-        };
-        frame(specials, &text, trained).map_err(RenderError::Frame)
+        let prompts = self.prompts(conversation, &text, counted)?;
+        Ok(frame(specials, &text, Trained::AfterPrompts { prompts: &prompts, end_of_turn, names })?)
     }
 
     /// For each assistant message, its index and the rendering of the messages before it with
