@@ -61,3 +61,41 @@ def test_lone_surrogates_are_replaced_or_a_chat_error(enc, before, after, surrog
     assert enc.decode(ids) == f"<|im_start|>user\n{before}\ufffd{after}<|im_end|>\n"
     with pytest.raises(ChatError, match="lone surrogates"):
         render_conversation(enc, [{"role": "assistant", "content": before + surrogate + after}])
+
+
+#: Prints every field a message has, so a value the core's conversion of the caller's dicts
+#: (``JinjaPreparer.convert``) got wrong would show: each key and value (a container turns into
+#: text here, which jinja2 renders), the conversation's tools, and the mask's placement.
+FIELDS = ("{% if tools %}<|im_start|>system\n{{ tools | tojson }}<|im_end|>\n{% endif %}"
+          "{% for m in messages %}<|im_start|>{{ m.role }}\n{% for k, v in m | items %}{% if k != 'role' %}"
+          "{{ k }}={{ v | tojson }};{% endif %}{% endfor %}{% if m.content is string %}{{ m.content }}{% endif %}"
+          "<|im_end|>\n{% endfor %}")
+SCALAR = (st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.sampled_from([0.5, 1e-05, 1e20, -0.0, 3.25])
+          | TEXT)
+VALUE = st.recursive(SCALAR, lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+                     | st.dictionaries(st.sampled_from(["a", "b", "c"]) | st.integers(0, 3), inner, max_size=3),
+                     max_leaves=6)
+EXTRA = st.dictionaries(st.sampled_from(["name", "thinking", "reasoning", "extra", "tool_calls"]), VALUE, max_size=2)
+FIELD_MESSAGE = st.builds(lambda m, extra: {**m, **extra}, MESSAGE, EXTRA)
+SHAPED = st.lists(FIELD_MESSAGE, max_size=4).flatmap(lambda messages: st.sampled_from([
+    messages, {"messages": messages}, {"messages": messages, "tools": [{"name": "f"}]}, tuple(messages)]))
+
+
+@SETTINGS
+@given(conversations=st.lists(SHAPED, max_size=6), threads=st.sampled_from([1, 2]))
+def test_render_many_jinja_is_render_conversation_on_any_values(enc, conversations, threads):
+    # The core converts the plain conversations itself and Python the others; either way the
+    # results are render_conversation's, and the first error is the first failing
+    # conversation's, named for it.
+    results, first_error = {}, None
+    for i, c in enumerate(conversations):
+        try:
+            results[i] = render_conversation(enc, c, template=FIELDS)
+        except ChatError as e:
+            first_error = first_error or f"conversation {i}: {e}"
+    fine = [conversations[i] for i in results]
+    assert render_many(enc, fine, template=FIELDS, num_workers=threads) == list(results.values())
+    if first_error:
+        with pytest.raises(ChatError) as raised:
+            render_many(enc, conversations, template=FIELDS, num_workers=threads)
+        assert str(raised.value) == first_error
