@@ -5,7 +5,8 @@ same template, identical ids (and masks) checked first.
 Conversations are cut from the corpus mix (a system prompt half the time, 1-4 user/assistant
 turns of 0-1500 characters). The tokenizer is cl100k with tiktoken's ChatML ids, written by
 bytepair as tokenizer.json and loaded by transformers' PreTrainedTokenizerFast (offline). Timed
-in --repeat rounds of every row, best round per row:
+in --repeat rounds of every row, best round per row, with encode.py's `timed` (the collector
+paused during the call and its result freed after the clock stops, for every row):
 
 - transformers: apply_chat_template(batch, tokenize=True) on the whole list (its fastest path:
   one render per conversation, then one batched encode in Rust), with the ChatML Jinja template;
@@ -26,7 +27,6 @@ import json
 import os
 import random
 import tempfile
-import time
 from pathlib import Path
 
 CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] "
@@ -73,12 +73,6 @@ def arguments(description: str) -> argparse.ArgumentParser:
     return ap
 
 
-def timed(f) -> float:
-    t = time.perf_counter()
-    f()
-    return time.perf_counter() - t
-
-
 def main() -> None:
     ap = arguments(__doc__)
     ap.add_argument("--repeat", type=int, default=3)
@@ -86,6 +80,10 @@ def main() -> None:
 
     from bytepair.chat import ChatTemplate, render_many
     from transformers import PreTrainedTokenizerFast
+
+    # encode.py's clock, for every row alike: the collector paused and the result freed after
+    # the clock stops (freeing lists of ints is the caller's work whoever made them).
+    from encode import timed
 
     convs, enc = dataset(args.corpus_dir, args.n)
     with tempfile.TemporaryDirectory() as tmp:
