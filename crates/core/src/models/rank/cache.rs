@@ -85,6 +85,13 @@ impl Inline {
         Inline { slots: vec![EMPTY; 1 << bits], len: 0, shift: 64 - bits }
     }
 
+    /// An empty table of 2^`bits` slots in `slots`' memory (grown if it is too small).
+    fn recycled(mut slots: Vec<Slot>, bits: u32) -> Self {
+        slots.clear();
+        slots.resize(1 << bits, EMPTY);
+        Inline { slots, len: 0, shift: 64 - bits }
+    }
+
     #[inline(always)]
     fn home(&self, key: [u64; 2]) -> usize {
         (crate::vocab::hash16(key) >> self.shift) as usize
@@ -161,6 +168,12 @@ impl Long {
         Some(&self.ids[e.ids as usize..][..usize::from(e.ids_len)])
     }
 
+    fn clear(&mut self) {
+        self.table.clear();
+        self.keys.clear();
+        self.ids.clear();
+    }
+
     /// Bytes of keys and ids held (what [`LONG_BYTES`] bounds).
     fn bytes(&self) -> usize {
         self.keys.len() + 4 * self.ids.len()
@@ -191,6 +204,11 @@ impl Long {
         self.keys.extend_from_slice(piece);
         self.table.insert_unique(hash, e, |e| e.hash);
     }
+}
+
+/// Bits of a new inline table for a call with `text_len` bytes of text left.
+fn start_bits(text_len: usize) -> u32 {
+    ((text_len / 64).next_power_of_two().trailing_zeros()).clamp(8, KEPT_SLOTS.trailing_zeros())
 }
 
 /// Most slots of an inline table a thread keeps after a call (32 bytes each: 1 MB).
@@ -249,16 +267,21 @@ impl Drop for PieceCache {
 impl PieceCache {
     /// A cache for `vocab`: this thread's kept tables if they were filled from `vocab`, else
     /// empty ones.
-    fn new(vocab: &Vocab) -> Self {
+    fn new(vocab: &Vocab, text_len: usize) -> Self {
         let serial = vocab.serial();
-        let kept = KEPT.try_with(|k| k.take()).ok().flatten().filter(|k| k.serial == serial);
+        let bits = start_bits(text_len);
+        let kept = KEPT.try_with(|k| k.take()).ok().flatten();
         let (inline, long) = match kept {
-            Some(k) => (k.inline, k.long),
-            None => (None, Long::new()),
+            Some(k) if k.serial == serial => (k.inline.unwrap_or_else(|| Inline::new(bits)), k.long),
+            Some(mut k) => {
+                k.long.clear();
+                (k.inline.map_or_else(|| Inline::new(bits), |t| Inline::recycled(t.slots, bits)), k.long)
+            }
+            None => (Inline::new(bits), Long::new()),
         };
         PieceCache {
             serial,
-            inline: inline.unwrap_or_else(|| Inline::new(8)),
+            inline,
             long,
             lookups: 0,
             hits: 0,
@@ -301,7 +324,7 @@ impl PieceCache {
         if piece.len() > MAX_PIECE {
             return merge_miss(vocab, piece, out);
         }
-        let cache = slot.get_or_insert_with(|| Self::new(vocab));
+        let cache = slot.get_or_insert_with(|| Self::new(vocab, text.len() - start));
         if cache.bypass > 0 {
             cache.bypass -= 1;
             // Pieces that do not repeat: which of their pairs are tokens does not either.
