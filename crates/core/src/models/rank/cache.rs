@@ -27,7 +27,9 @@
 //! short documents then pays for each missed word once per thread rather than once per
 //! document, and a loop of `encode` calls over text it has seen merges nothing again (Chinese
 //! text is mostly long pieces: without the long table kept, every warm call merged them all).
-//! Threads share nothing, so more threads add no contention. The inline table is kept up to
+//! Threads share nothing, so more threads add no contention. A call that cannot use the kept
+//! tables (another table's, or after `clear_cache`) empties them and fills them again, and
+//! a new inline table starts sized for the text ([`PieceCache::new`]). The inline table is kept up to
 //! [`KEPT_SLOTS`] slots (1 MB; a larger one is dropped); the long table is bounded by
 //! [`MAX_ENTRIES`] entries and [`LONG_BYTES`] bytes of keys and ids, and when an insert would
 //! pass either it is emptied and fills again (see [`Long::insert`]).
@@ -206,7 +208,11 @@ impl Long {
     }
 }
 
-/// Bits of a new inline table for a call with `text_len` bytes of text left.
+/// Bits of a new inline table for a call with `text_len` bytes of text left: a slot per 64
+/// bytes, from 256 slots up to [`KEPT_SLOTS`]. Real text stores far fewer pieces than that
+/// (o200k, 1.5 MB: German 12 k, Turkish 15 k, English 3.5 k, so a table of 32 k slots is at
+/// most about half full), and the bound keeps a large text's table to what a thread keeps
+/// anyway (1 MB).
 fn start_bits(text_len: usize) -> u32 {
     ((text_len / 64).next_power_of_two().trailing_zeros()).clamp(8, KEPT_SLOTS.trailing_zeros())
 }
@@ -265,8 +271,16 @@ impl Drop for PieceCache {
 }
 
 impl PieceCache {
-    /// A cache for `vocab`: this thread's kept tables if they were filled from `vocab`, else
-    /// empty ones.
+    /// A cache for `vocab`, for a call with `text_len` bytes of text left: this thread's kept
+    /// tables if they were filled from `vocab`, else empty ones, in the kept tables' memory
+    /// when the thread has some (another table's, or this one's before `clear_cache`).
+    ///
+    /// A new inline table starts with [`start_bits`] slots, not 256. Why (issue 14, cold
+    /// calls): a cold call on 1.5 MB of German stores about 12 k pieces inline, and from 256
+    /// slots the table doubled seven times, rehashing every entry at each step and faulting in
+    /// fresh pages for each new array (perf: `Inline::insert` 2.6-3.6% of the samples, page
+    /// faults 1-2.5%, tr and de); recycling the kept memory also saves the final table's page
+    /// faults. The answers cannot change: an emptied table holds nothing.
     fn new(vocab: &Vocab, text_len: usize) -> Self {
         let serial = vocab.serial();
         let bits = start_bits(text_len);
@@ -531,6 +545,52 @@ mod tests {
                 assert_eq!(most, MAX_ENTRIES);
             }
         }
+    }
+
+    /// A cold call (another table's serial kept, or `clear_cache`) recycles the kept tables'
+    /// memory, emptied: nothing stored for the other table is served where its merges differ
+    /// (here every piece starts "abc", which is "ab" "c" in one table and "a" "bc" in the
+    /// other, and `ask` checks every answer against the table's own merge), and the inline
+    /// table is sized for the text rather than for the last call. On a thread of its own, so
+    /// the kept tables are this test's.
+    #[test]
+    fn a_cold_call_recycles_the_kept_tables_emptied_and_sized_for_its_text() {
+        let (a, b) = (byte_vocab(&["ab", "bc"]), byte_vocab(&["bc", "ab"]));
+        // Short (inline) and 31-byte (long) pieces, enough distinct ones that the inline
+        // table grows; each asked for twice, so the cache stays on.
+        let mut pieces: Vec<Vec<u8>> = (0..3000u32).map(|i| [b"abc".as_slice(), &i.to_le_bytes()[..2]].concat()).collect();
+        pieces.extend((0..50u8).map(|i| [b"abcabc".repeat(5), vec![i]].concat()));
+        let call = |v: &Vocab, pieces: &[Vec<u8>]| {
+            let mut cache = None;
+            ask(v, &mut cache, pieces, 2, |_| ());
+            let c = cache.as_ref().unwrap();
+            assert_eq!(c.bypass, 0);
+            (c.inline.slots.len(), c.inline.slots.as_ptr() as usize, c.long.table.len())
+        };
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let (slots, _, long) = call(&a, &pieces);
+                    assert!(slots >= 4096 && long == 50, "the first call's tables: {slots} slots, {long} long pieces");
+                    let (_, mem, long) = call(&b, &pieces);
+                    assert_eq!(long, 50, "b's long table holds b's pieces only");
+                    // A short text: the recycled table starts small again, in the same memory.
+                    let few = &pieces[..4];
+                    let (slots, again, long) = call(&a, few);
+                    assert_eq!((slots, long), (1 << start_bits(few.concat().len()), 0));
+                    assert_eq!(again, mem, "the kept table's memory is used again");
+                    a.forget_cached();
+                    call(&a, &pieces);
+                    call(&b, &pieces);
+                })
+                .join()
+                .unwrap()
+        });
+        // A large text starts with a large table: no growth on the way (the cold call's
+        // rehashing and page faults were a few percent of it).
+        assert_eq!(start_bits(1_500_000), KEPT_SLOTS.trailing_zeros());
+        assert_eq!(start_bits(100_000), 11);
+        assert_eq!(start_bits(4_000), 8);
     }
 
     /// A thread keeps its tables for the next call on the same vocabulary (the second call's
