@@ -375,7 +375,7 @@ impl Vocab {
     }
 
     /// Gives the table a new serial, so that no thread's kept piece cache is used for it again
-    /// (each is freed when its thread next encodes): `Encoding.clear_cache`.
+    /// (each is emptied, its memory reused, when its thread next encodes): `Encoding.clear_cache`.
     pub fn forget_cached(&self) {
         self.serial.0.store(NEXT_SERIAL.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
     }

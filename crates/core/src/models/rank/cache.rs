@@ -27,7 +27,9 @@
 //! short documents then pays for each missed word once per thread rather than once per
 //! document, and a loop of `encode` calls over text it has seen merges nothing again (Chinese
 //! text is mostly long pieces: without the long table kept, every warm call merged them all).
-//! Threads share nothing, so more threads add no contention. The inline table is kept up to
+//! Threads share nothing, so more threads add no contention. A call that cannot use the kept
+//! tables (another table's, or after `clear_cache`) empties them and fills them again, and
+//! a new inline table starts sized for the text ([`PieceCache::new`]). The inline table is kept up to
 //! [`KEPT_SLOTS`] slots (1 MB; a larger one is dropped); the long table is bounded by
 //! [`MAX_ENTRIES`] entries and [`LONG_BYTES`] bytes of keys and ids, and when an insert would
 //! pass either it is emptied and fills again (see [`Long::insert`]).
@@ -83,6 +85,13 @@ struct Inline {
 impl Inline {
     fn new(bits: u32) -> Self {
         Inline { slots: vec![EMPTY; 1 << bits], len: 0, shift: 64 - bits }
+    }
+
+    /// An empty table of 2^`bits` slots in `slots`' memory (grown if it is too small).
+    fn recycled(mut slots: Vec<Slot>, bits: u32) -> Self {
+        slots.clear();
+        slots.resize(1 << bits, EMPTY);
+        Inline { slots, len: 0, shift: 64 - bits }
     }
 
     #[inline(always)]
@@ -161,6 +170,12 @@ impl Long {
         Some(&self.ids[e.ids as usize..][..usize::from(e.ids_len)])
     }
 
+    fn clear(&mut self) {
+        self.table.clear();
+        self.keys.clear();
+        self.ids.clear();
+    }
+
     /// Bytes of keys and ids held (what [`LONG_BYTES`] bounds).
     fn bytes(&self) -> usize {
         self.keys.len() + 4 * self.ids.len()
@@ -191,6 +206,15 @@ impl Long {
         self.keys.extend_from_slice(piece);
         self.table.insert_unique(hash, e, |e| e.hash);
     }
+}
+
+/// Bits of a new inline table for a call with `text_len` bytes of text left: a slot per 64
+/// bytes, from 256 slots up to [`KEPT_SLOTS`]. Real text stores far fewer pieces than that
+/// (o200k, 1.5 MB: German 12 k, Turkish 15 k, English 3.5 k, so a table of 32 k slots is at
+/// most about half full), and the bound keeps a large text's table to what a thread keeps
+/// anyway (1 MB).
+fn start_bits(text_len: usize) -> u32 {
+    ((text_len / 64).next_power_of_two().trailing_zeros()).clamp(8, KEPT_SLOTS.trailing_zeros())
 }
 
 /// Most slots of an inline table a thread keeps after a call (32 bytes each: 1 MB).
@@ -247,18 +271,31 @@ impl Drop for PieceCache {
 }
 
 impl PieceCache {
-    /// A cache for `vocab`: this thread's kept tables if they were filled from `vocab`, else
-    /// empty ones.
-    fn new(vocab: &Vocab) -> Self {
+    /// A cache for `vocab`, for a call with `text_len` bytes of text left: this thread's kept
+    /// tables if they were filled from `vocab`, else empty ones, in the kept tables' memory
+    /// when the thread has some (another table's, or this one's before `clear_cache`).
+    ///
+    /// A new inline table starts with [`start_bits`] slots, not 256. Why (issue 14, cold
+    /// calls): a cold call on 1.5 MB of German stores about 12 k pieces inline, and from 256
+    /// slots the table doubled seven times, rehashing every entry at each step and faulting in
+    /// fresh pages for each new array (perf: `Inline::insert` 2.6-3.6% of the samples, page
+    /// faults 1-2.5%, tr and de); recycling the kept memory also saves the final table's page
+    /// faults. The answers cannot change: an emptied table holds nothing.
+    fn new(vocab: &Vocab, text_len: usize) -> Self {
         let serial = vocab.serial();
-        let kept = KEPT.try_with(|k| k.take()).ok().flatten().filter(|k| k.serial == serial);
+        let bits = start_bits(text_len);
+        let kept = KEPT.try_with(|k| k.take()).ok().flatten();
         let (inline, long) = match kept {
-            Some(k) => (k.inline, k.long),
-            None => (None, Long::new()),
+            Some(k) if k.serial == serial => (k.inline.unwrap_or_else(|| Inline::new(bits)), k.long),
+            Some(mut k) => {
+                k.long.clear();
+                (k.inline.map_or_else(|| Inline::new(bits), |t| Inline::recycled(t.slots, bits)), k.long)
+            }
+            None => (Inline::new(bits), Long::new()),
         };
         PieceCache {
             serial,
-            inline: inline.unwrap_or_else(|| Inline::new(8)),
+            inline,
             long,
             lookups: 0,
             hits: 0,
@@ -301,7 +338,7 @@ impl PieceCache {
         if piece.len() > MAX_PIECE {
             return merge_miss(vocab, piece, out);
         }
-        let cache = slot.get_or_insert_with(|| Self::new(vocab));
+        let cache = slot.get_or_insert_with(|| Self::new(vocab, text.len() - start));
         if cache.bypass > 0 {
             cache.bypass -= 1;
             // Pieces that do not repeat: which of their pairs are tokens does not either.
@@ -508,6 +545,52 @@ mod tests {
                 assert_eq!(most, MAX_ENTRIES);
             }
         }
+    }
+
+    /// A cold call (another table's serial kept, or `clear_cache`) recycles the kept tables'
+    /// memory, emptied: nothing stored for the other table is served where its merges differ
+    /// (here every piece starts "abc", which is "ab" "c" in one table and "a" "bc" in the
+    /// other, and `ask` checks every answer against the table's own merge), and the inline
+    /// table is sized for the text rather than for the last call. On a thread of its own, so
+    /// the kept tables are this test's.
+    #[test]
+    fn a_cold_call_recycles_the_kept_tables_emptied_and_sized_for_its_text() {
+        let (a, b) = (byte_vocab(&["ab", "bc"]), byte_vocab(&["bc", "ab"]));
+        // Short (inline) and 31-byte (long) pieces, enough distinct ones that the inline
+        // table grows; each asked for twice, so the cache stays on.
+        let mut pieces: Vec<Vec<u8>> = (0..3000u32).map(|i| [b"abc".as_slice(), &i.to_le_bytes()[..2]].concat()).collect();
+        pieces.extend((0..50u8).map(|i| [b"abcabc".repeat(5), vec![i]].concat()));
+        let call = |v: &Vocab, pieces: &[Vec<u8>]| {
+            let mut cache = None;
+            ask(v, &mut cache, pieces, 2, |_| ());
+            let c = cache.as_ref().unwrap();
+            assert_eq!(c.bypass, 0);
+            (c.inline.slots.len(), c.inline.slots.as_ptr() as usize, c.long.table.len())
+        };
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let (slots, _, long) = call(&a, &pieces);
+                    assert!(slots >= 4096 && long == 50, "the first call's tables: {slots} slots, {long} long pieces");
+                    let (_, mem, long) = call(&b, &pieces);
+                    assert_eq!(long, 50, "b's long table holds b's pieces only");
+                    // A short text: the recycled table starts small again, in the same memory.
+                    let few = &pieces[..4];
+                    let (slots, again, long) = call(&a, few);
+                    assert_eq!((slots, long), (1 << start_bits(few.concat().len()), 0));
+                    assert_eq!(again, mem, "the kept table's memory is used again");
+                    a.forget_cached();
+                    call(&a, &pieces);
+                    call(&b, &pieces);
+                })
+                .join()
+                .unwrap()
+        });
+        // A large text starts with a large table: no growth on the way (the cold call's
+        // rehashing and page faults were a few percent of it).
+        assert_eq!(start_bits(1_500_000), KEPT_SLOTS.trailing_zeros());
+        assert_eq!(start_bits(100_000), 11);
+        assert_eq!(start_bits(4_000), 8);
     }
 
     /// A thread keeps its tables for the next call on the same vocabulary (the second call's
