@@ -40,12 +40,12 @@ pub enum FlatError<E> {
     NoRoom { ids: usize },
 }
 
-/// The most ids texts of `bytes` bytes in all, `count` of them, can give: one per byte (every
-/// token is at least one byte), with room for a BOS and an EOS per text. Reserving it means no
-/// vector ever grows (growing copies into fresh pages); pages reserved but never written cost
-/// no memory.
-fn room(bytes: usize, count: usize) -> usize {
-    bytes.saturating_add(count.saturating_mul(2)).saturating_add(16)
+/// The most ids `texts` can give: one per byte (every token is at least one byte), with room
+/// for a BOS and an EOS per text. Reserving it means no vector ever grows (growing copies into
+/// fresh pages); pages reserved but never written cost no memory.
+fn room<T: Deref<Target = str>>(texts: &[T]) -> usize {
+    let bytes = texts.iter().map(|t| t.len()).fold(0usize, usize::saturating_add);
+    bytes.saturating_add(texts.len().saturating_mul(2)).saturating_add(16)
 }
 
 fn reserved<T>(n: usize) -> Result<Vec<T>, TryReserveError> {
@@ -59,17 +59,23 @@ fn offset(n: usize) -> i64 {
     n as i64
 }
 
+/// A flat batch's ids and offsets (the first, 0, pushed), reserved up front for the most ids
+/// `texts` can give ([`room`]) and one offset per text.
+fn buffers<T: Deref<Target = str>, E>(texts: &[T]) -> Result<(Vec<u32>, Vec<i64>), FlatError<E>> {
+    let n = room(texts);
+    let ids = reserved(n).map_err(|_| FlatError::NoRoom { ids: n })?;
+    let mut offsets = reserved(texts.len() + 1).map_err(|_| FlatError::NoRoom { ids: texts.len() + 1 })?;
+    offsets.push(0);
+    Ok((ids, offsets))
+}
+
 /// Every text of `texts`, in order, encoded by `one` straight into one buffer, on this thread.
 /// Stops at the first text `one` fails on.
 pub fn encode_flat<T, E>(texts: &[T], mut one: impl FnMut(&str, &mut Vec<u32>) -> Result<(), E>) -> Result<Flat, FlatError<E>>
 where
     T: Deref<Target = str>,
 {
-    let bytes = texts.iter().map(|t| t.len()).fold(0usize, usize::saturating_add);
-    let n = room(bytes, texts.len());
-    let mut ids = reserved(n).map_err(|_| FlatError::NoRoom { ids: n })?;
-    let mut offsets = reserved(texts.len() + 1).map_err(|_| FlatError::NoRoom { ids: texts.len() + 1 })?;
-    offsets.push(0);
+    let (mut ids, mut offsets) = buffers(texts)?;
     for (index, t) in texts.iter().enumerate() {
         one(t, &mut ids).map_err(|error| FlatError::Text { index, error })?;
         offsets.push(offset(ids.len()));
@@ -171,23 +177,23 @@ impl<E> Run<E> {
     /// `texts`, text `first` of the batch onward, each encoded by `one` into the run's vector,
     /// reserved up front for the most ids they can give.
     pub fn encode<T: Deref<Target = str>>(first: usize, texts: &[T], one: &impl Fn(&str, &mut Vec<u32>) -> Result<(), E>) -> Self {
-        let n = room(texts.iter().map(|t| t.len()).fold(0usize, usize::saturating_add), texts.len());
-        let mut part = Run { ids: Vec::new(), ends: Vec::with_capacity(texts.len()), err: None };
+        let n = room(texts);
+        let mut run = Run { ids: Vec::new(), ends: Vec::with_capacity(texts.len()), err: None };
         match reserved(n) {
-            Ok(ids) => part.ids = ids,
+            Ok(ids) => run.ids = ids,
             Err(_) => {
-                part.err = Some(FlatError::NoRoom { ids: n });
-                return part;
+                run.err = Some(FlatError::NoRoom { ids: n });
+                return run;
             }
         }
         for (k, t) in texts.iter().enumerate() {
-            if let Err(error) = one(t, &mut part.ids) {
-                part.err = Some(FlatError::Text { index: first + k, error });
+            if let Err(error) = one(t, &mut run.ids) {
+                run.err = Some(FlatError::Text { index: first + k, error });
                 break;
             }
-            part.ends.push(part.ids.len());
+            run.ends.push(run.ids.len());
         }
-        part
+        run
     }
 }
 
@@ -216,21 +222,17 @@ where
     if texts.len() <= 1 {
         return encode_flat(texts, one);
     }
-    let bytes = texts.iter().map(|t| t.len()).fold(0usize, usize::saturating_add);
-    let n = room(bytes, texts.len());
-    let mut ids: Vec<u32> = reserved(n).map_err(|_| FlatError::NoRoom { ids: n })?;
-    let mut offsets = reserved(texts.len() + 1).map_err(|_| FlatError::NoRoom { ids: texts.len() + 1 })?;
-    offsets.push(0);
+    let (mut ids, mut offsets) = buffers(texts)?;
     let claims = Claims::new(texts, workers + 1);
-    let parts: Mutex<Vec<(usize, Run<E>)>> = Mutex::new(Vec::new());
+    let runs: Mutex<Vec<(usize, Run<E>)>> = Mutex::new(Vec::new());
     let mut mine: Option<FlatError<E>> = None;
     pool.in_place_scope(|scope| {
         for _ in 0..workers {
-            let (claims, parts, one) = (&claims, &parts, &one);
+            let (claims, runs, one) = (&claims, &runs, &one);
             scope.spawn(move |_| {
                 while let Some(r) = claims.take(End::Back, usize::MAX) {
-                    let part = Run::encode(r.start, &texts[r.clone()], one);
-                    parts.lock().unwrap_or_else(|e| e.into_inner()).push((r.start, part));
+                    let run = Run::encode(r.start, &texts[r.clone()], one);
+                    runs.lock().unwrap_or_else(|e| e.into_inner()).push((r.start, run));
                 }
             });
         }
@@ -250,20 +252,20 @@ where
     if let Some(err) = mine {
         return Err(err);
     }
-    let mut parts = parts.into_inner().unwrap_or_else(|e| e.into_inner());
-    parts.sort_unstable_by_key(|(first, _)| *first);
+    let mut runs = runs.into_inner().unwrap_or_else(|e| e.into_inner());
+    runs.sort_unstable_by_key(|(first, _)| *first);
     // In text order each run stops at its own first failure, so the first run that failed
     // holds the lowest-numbered failing text.
-    if let Some(i) = parts.iter().position(|(_, p)| p.err.is_some()) {
-        if let Some(err) = parts.swap_remove(i).1.err {
+    if let Some(i) = runs.iter().position(|(_, run)| run.err.is_some()) {
+        if let Some(err) = runs.swap_remove(i).1.err {
             return Err(err);
         }
     }
-    for (_, p) in &parts {
+    for (_, run) in &runs {
         let base = ids.len();
         // Within the reservation (the most ids the whole batch can give): no regrowth.
-        ids.extend_from_slice(&p.ids);
-        offsets.extend(p.ends.iter().map(|&e| offset(base + e)));
+        ids.extend_from_slice(&run.ids);
+        offsets.extend(run.ends.iter().map(|&e| offset(base + e)));
     }
     Ok(Flat { ids, offsets })
 }
