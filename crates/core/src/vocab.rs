@@ -395,6 +395,11 @@ impl Vocab {
     pub(crate) fn chars(&self, piece_len: usize) -> Option<&crate::models::rank::chars::Chars> {
         self.chars.get(self, piece_len)
     }
+    /// The sealed-character table if it has been built (asking does not count toward building
+    /// it).
+    pub(crate) fn chars_built(&self) -> Option<&crate::models::rank::chars::Chars> {
+        self.chars.built()
+    }
     pub(crate) fn blob(&self) -> &[u8] {
         self.table.blob()
     }

@@ -50,6 +50,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::cuts::Joins;
 use crate::vocab::Vocab;
 
 /// A vocabulary with more ranks than this builds its table only after [`BUILD_AFTER`] bytes of
@@ -88,6 +89,12 @@ impl LazyChars {
         }
         self.table.get_or_init(|| Chars::build(vocab).map(Arc::new)).as_deref()
     }
+
+    /// The table if it has been built, without counting toward its build.
+    #[inline]
+    pub fn built(&self) -> Option<&Chars> {
+        self.table.get().and_then(|t| t.as_deref())
+    }
 }
 
 /// Slot bits of [`Chars::slot`]: the character may be sealed at all (a token whose own merge is
@@ -115,6 +122,9 @@ pub struct Chars {
     /// on the first piece with two such characters side by side (so Cyrillic, Greek or
     /// Turkish text never builds it); `None` when the ranks do not fit its keys.
     pairs: OnceLock<Option<Pairs>>,
+    /// Pairs of three-byte characters that stand side by side inside some token
+    /// (cuts.rs), built on the first piece worth cutting.
+    joins: OnceLock<Joins>,
 }
 
 /// The tokens made only of whole three-byte characters (CJK, kana, Hangul, CJK punctuation:
@@ -338,7 +348,7 @@ impl Chars {
             };
             slot[k] = r << RANK_SHIFT | VALID | if left { LEFT } else { 0 } | if right { RIGHT } else { 0 };
         }
-        Some(Chars { slot, end2, start2, pairs: OnceLock::new() })
+        Some(Chars { slot, end2, start2, pairs: OnceLock::new(), joins: OnceLock::new() })
     }
 
     /// The pair table of whole three-byte-character tokens of `vocab` (the vocabulary this
@@ -346,6 +356,13 @@ impl Chars {
     #[inline]
     pub fn pairs(&self, vocab: &Vocab) -> Option<&Pairs> {
         self.pairs.get_or_init(|| Pairs::build(vocab)).as_ref()
+    }
+
+    /// The table of characters that stand side by side in tokens (cuts.rs) for `vocab` (the
+    /// vocabulary this table was built for), built on first use.
+    #[inline]
+    pub fn joins(&self, vocab: &Vocab) -> &Joins {
+        self.joins.get_or_init(|| Joins::build(vocab))
     }
 
     /// If the character at `piece[i..]` is sealed there, its length and rank.

@@ -19,6 +19,7 @@
 
 use crate::models::Sink;
 use super::chars::{Chars, Pairs};
+use super::cuts::{merge_cut, worth_cutting};
 use crate::vocab::Vocab;
 
 /// Pieces up to this many bytes take the quadratic scan.
@@ -65,6 +66,21 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 /// docs/engine-experiments.md, "Fifth pass").
 #[inline(never)]
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
+    // A long piece of CJK characters is first cut where no merge can cross (cuts.rs), once
+    // the sealed-character table exists (the merges below build it when it pays).
+    if worth_cutting(piece) {
+        if let Some(chars) = vocab.chars_built() {
+            if merge_cut(vocab, chars, piece, out) {
+                return;
+            }
+        }
+    }
+    merge_uncut(vocab, piece, out)
+}
+
+/// [`merge_miss`] without trying the cuts: the merge of each segment of a cut piece.
+#[inline]
+pub(crate) fn merge_uncut<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     if piece.len() <= SMALL {
         merge_short_miss::<S, false>(vocab, piece, out)
     } else if mostly_chars(piece) {

@@ -6,6 +6,7 @@ pub mod backtrack;
 pub mod bucket;
 pub mod cache;
 pub mod chars;
+pub mod cuts;
 pub mod merge;
 pub mod unstable;
 

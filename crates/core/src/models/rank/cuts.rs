@@ -1,0 +1,368 @@
+//! Exact cuts inside pieces of three-byte characters (CJK, kana): places no merge can cross.
+//!
+//! A Chinese or Japanese piece is a run of 5 to 300 characters that is nearly always distinct
+//! within a text, so the piece cache rarely helps and every piece is merged round by round.
+//! But most places between two characters are never crossed by any merge: no token holds
+//! those two characters side by side. Where that is provable the piece is cut there, and the
+//! segments (mostly one to three characters, which repeat) are merged one by one.
+//!
+//! **The rule.** Let c1 and c2 be three-byte characters standing side by side in a piece, both
+//! *sealed* where they stand (chars.rs: the merge from bytes makes each of them whole before
+//! any merge crosses its edge), and let no token contain the bytes of c1 followed by the bytes
+//! of c2, at any offset. Then no merge of the piece joins a part ending at c1's end with a part
+//! starting at c2's start:
+//!
+//! - before c1 is whole no merge crosses its right edge, and before c2 is whole none crosses
+//!   its left edge (the sealing rule, chars.rs, run A);
+//! - after both are whole, a part ending at c1's end ends with all of c1's bytes and one
+//!   starting at c2's start begins with all of c2's, so their join would be a token
+//!   containing c1's bytes followed by c2's: there is none.
+//!
+//! **Why the segments merge independently.** The merge takes the lowest-ranked pair of the
+//! whole piece each round (the leftmost on a tie). No pair spans a cut, so a merge inside one
+//! segment changes no pair of another, and a segment's lowest pair, once it is the lowest of
+//! the piece, stays what it was until it is merged. So the merges inside a segment are made
+//! in the order the segment alone would make them (a tie inside the segment is still decided
+//! leftmost), and the piece's tokens are the segments' tokens in order. Each segment is then
+//! merged by the usual engines, which are exact for any bytes.
+//!
+//! **The table** ([`Joins`]): one bit per hashed pair of three-byte byte patterns, set for
+//! every pair that stands side by side inside some token (found at every offset of every
+//! token, so also where a token starts or ends inside a character). A collision only sets a
+//! bit that did not need to be: a place is then not cut, which is always exact. o200k_base
+//! holds about 12,000 such pairs; 2^20 bits (128 KB) leave about one place in a hundred uncut
+//! by collision.
+
+use super::chars::{whole3, Chars};
+use super::merge::{merge_piece, merge_uncut};
+use crate::models::Sink;
+use crate::vocab::Vocab;
+
+/// Pieces shorter than this are not cut: up to five characters, the piece cache's inline
+/// table holds them, and a short merge costs about what the cutting would.
+pub const CUT_FROM: usize = 17;
+
+/// log2 of the bits of [`Joins`].
+const JOIN_BITS: u32 = 20;
+
+/// Pairs of three-byte character patterns that stand side by side inside a token, hashed to
+/// one bit each (module docs).
+pub struct Joins {
+    bits: Vec<u64>,
+    /// Every token made of two or more whole three-byte characters merges from its bytes
+    /// into itself, so a segment of whole characters that is a token is that token (true of
+    /// every token of cl100k_base and o200k_base; a table need not be a merge order).
+    words_whole: bool,
+}
+
+impl Joins {
+    pub(super) fn build(vocab: &Vocab) -> Joins {
+        let mut bits = vec![0u64; 1 << (JOIN_BITS - 6)];
+        let mut words_whole = true;
+        let mut ids = Vec::new();
+        for (t, r) in vocab.mergeable() {
+            for w in t.windows(6) {
+                if let (Some(a), Some(b)) = (pattern3(&w[..3]), pattern3(&w[3..])) {
+                    let h = Self::bit(a, b);
+                    bits[h >> 6] |= 1 << (h & 63);
+                }
+            }
+            if words_whole && t.len() >= 6 && whole3(t) {
+                ids.clear();
+                merge_piece(vocab, t, &mut ids);
+                words_whole = ids == [r];
+            }
+        }
+        Joins { bits, words_whole }
+    }
+
+    #[inline(always)]
+    fn bit(a: u32, b: u32) -> usize {
+        ((((a << 16) | b) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - JOIN_BITS)) as usize
+    }
+
+    /// Whether some token may hold the characters of patterns `a` and `b` side by side (false:
+    /// none does).
+    #[inline(always)]
+    pub fn may_join(&self, a: u32, b: u32) -> bool {
+        let h = Self::bit(a, b);
+        // In bounds: `h` has JOIN_BITS bits.
+        self.bits[h >> 6] >> (h & 63) & 1 != 0
+    }
+
+    /// Bytes of the table.
+    pub fn heap_bytes(&self) -> usize {
+        self.bits.len() * 8
+    }
+}
+
+/// The 16-bit pattern of a three-byte character's bytes (lead `0xe0`-`0xef`, two continuation
+/// bytes), or `None`.
+#[inline(always)]
+pub(super) fn pattern3(s: &[u8]) -> Option<u32> {
+    let (b0, b1, b2) = (s[0], s[1], s[2]);
+    (b0 & 0xf0 == 0xe0 && b1 & 0xc0 == 0x80 && b2 & 0xc0 == 0x80)
+        .then(|| (b0 as u32 & 0x0f) << 12 | (b1 as u32 & 0x3f) << 6 | (b2 as u32 & 0x3f))
+}
+
+/// Whether a missed piece is worth trying to cut: long enough, and at least three quarters of
+/// its bytes in three-byte characters (a third of them lead bytes `0xe0`-`0xef`).
+#[inline]
+pub fn worth_cutting(piece: &[u8]) -> bool {
+    piece.len() >= CUT_FROM && 4 * piece.iter().filter(|&&b| b & 0xf0 == 0xe0).count() >= piece.len()
+}
+
+/// Merges `piece` (no token, at least [`CUT_FROM`] bytes) segment by segment if it has a place
+/// no merge can cross (module docs), and says whether it did; when it did not, nothing was
+/// written.
+pub fn merge_cut<S: Sink>(vocab: &Vocab, chars: &Chars, piece: &[u8], out: &mut S) -> bool {
+    let joins = chars.joins(vocab);
+    for_each_segment(vocab, chars, piece, |seg, single| segment(vocab, joins, seg, single, out))
+}
+
+/// Calls `each` on the segments of `piece` in order (with the rank of a segment that is one
+/// sealed character) if the piece has a place no merge can cross, and says whether it did;
+/// when it did not, `each` was not called.
+#[inline(always)]
+pub fn for_each_segment<'a>(vocab: &Vocab, chars: &Chars, piece: &'a [u8], mut each: impl FnMut(&'a [u8], Option<u32>)) -> bool {
+    let joins = chars.joins(vocab);
+    let n = piece.len();
+    // The segment being gathered starts at `start`; `last` is the pattern of the sealed
+    // three-byte character that ends at `i`, if one does.
+    let (mut start, mut i, mut last) = (0, 0, None::<u32>);
+    let mut cut = false;
+    // The first segment's only character, when it is one sealed character (its rank).
+    let mut single = None;
+    while i < n {
+        if piece[i] & 0xf0 == 0xe0 {
+            if let Some((3, rank)) = chars.sealed_at(piece, i) {
+                // Sealed: the bytes are a three-byte character's.
+                let here = pattern3(&piece[i..i + 3]).unwrap_or(u32::MAX);
+                if let Some(before) = last {
+                    if !joins.may_join(before, here) {
+                        each(&piece[start..i], single);
+                        start = i;
+                        cut = true;
+                    }
+                }
+                single = (start == i).then_some(rank);
+                last = Some(here);
+                i += 3;
+                continue;
+            }
+        }
+        last = None;
+        single = None;
+        i += 1;
+    }
+    if cut {
+        each(&piece[start..], single);
+    }
+    cut
+}
+
+/// One segment into `out`, the merge of its bytes.
+#[inline(always)]
+fn segment<S: Sink>(vocab: &Vocab, joins: &Joins, seg: &[u8], single: Option<u32>, out: &mut S) {
+    match token(vocab, joins, seg, single) {
+        Segment::Token(rank) => out.push(rank),
+        Segment::Merge => merge_piece(vocab, seg, out),
+        Segment::Miss => merge_uncut(vocab, seg, out),
+    }
+}
+
+/// What a segment's merge is, as far as one lookup tells.
+pub enum Segment {
+    /// One token of this rank.
+    Token(u32),
+    /// A token that may not merge into itself: merge its bytes ([`merge_piece`]).
+    Merge,
+    /// No token: merge it as a missed piece.
+    Miss,
+}
+
+/// What segment `seg` merges into: a single sealed character (`single`: its rank) is its own
+/// token (its own merge gives it, chars.rs); a segment that is a token is that token when it
+/// is whole three-byte characters and the table's words of them merge into themselves
+/// ([`Joins`]); any other token is merged from its bytes. (A whole *piece* that is a token is
+/// that token by tiktoken's definition; a segment is only part of a piece, so it is what its
+/// bytes merge into.)
+#[inline(always)]
+pub fn token(vocab: &Vocab, joins: &Joins, seg: &[u8], single: Option<u32>) -> Segment {
+    match single {
+        Some(rank) if seg.len() == 3 => Segment::Token(rank),
+        _ => match (seg.len() <= vocab.max_token_len()).then(|| vocab.rank(seg)).flatten() {
+            Some(rank) if joins.words_whole && whole3(seg) => Segment::Token(rank),
+            Some(_) => Segment::Merge,
+            None => Segment::Miss,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::rank::merge::{merge_miss, merge_reference};
+    use crate::test_data::Rng;
+
+    /// The segments of `s` if it is cut (checked to tile it), else `None`.
+    fn segments<'a>(v: &Vocab, chars: &Chars, s: &'a [u8]) -> Option<Vec<&'a [u8]>> {
+        let mut segs = Vec::new();
+        let mut at = 0;
+        let cut = for_each_segment(v, chars, s, |seg, single| {
+            // Segments tile the piece in order (a slice of it at the running offset).
+            assert_eq!(seg.as_ptr(), s[at..].as_ptr());
+            at += seg.len();
+            if let Some(r) = single {
+                assert_eq!(seg.len(), 3);
+                assert_eq!(v.rank(seg), Some(r), "a single sealed character is its token");
+            }
+            segs.push(seg);
+        });
+        if cut {
+            assert_eq!(at, s.len());
+            Some(segs)
+        } else {
+            assert!(segs.is_empty(), "nothing is reported when nothing is cut");
+            None
+        }
+    }
+
+    /// Random tables over a dozen three-byte characters (with a few other characters), whose
+    /// tokens are words of them, slices cutting characters anywhere, and characters next to
+    /// another script, at random ranks (a third sorted by length). For every piece that is
+    /// cut: the definition's merge of the whole piece is the definition's merges of its
+    /// segments in order (the rule itself, module docs), and `merge_miss`, which cuts, gives it.
+    #[test]
+    fn cut_pieces_merge_as_their_segments_on_random_tables() {
+        let mut rng = Rng(0x6a09_e667_f3bc_c908);
+        // Ideographs from two leads (so that tokens cutting characters meet several lead and
+        // continuation bytes), kana, Hangul, CJK punctuation.
+        let cjk: Vec<Vec<u8>> = (0..24u32)
+            .map(|k| char::from_u32(0x4e00 + 0x1000 * (k % 2) + 37 * k).unwrap())
+            .chain("あ한。語".chars())
+            .map(|c| c.to_string().into_bytes())
+            .collect();
+        let other: Vec<Vec<u8>> = ["a", " ", "д", "1"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let (mut cut, mut segs_total) = (0, 0);
+        for round in 0..300 {
+            let chars: Vec<Vec<u8>> = (0..4 + rng.below(16)).map(|_| cjk[rng.below(cjk.len())].clone()).collect();
+            let word = |rng: &mut Rng, k: usize| -> Vec<u8> { (0..k).flat_map(|_| chars[rng.below(chars.len())].clone()).collect() };
+            // Most characters get their first or last two bytes as a token ranked below them
+            // (then the character's own merge gives it, and it may be sealed).
+            let mut tokens: Vec<Vec<u8>> = Vec::new();
+            for c in &chars {
+                let t = if rng.below(2) == 0 { c[..2].to_vec() } else { c[1..].to_vec() };
+                if rng.below(4) != 0 && !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            for _ in 0..10 + rng.below(60) {
+                let t = match rng.below(6) {
+                    0..=2 => word(&mut rng, 1),
+                    3 => {
+                        let k = 2 + rng.below(4);
+                        word(&mut rng, k)
+                    }
+                    4 => {
+                        let w = word(&mut rng, 4);
+                        let (a, k) = (rng.below(5), 2 + rng.below(6));
+                        w[a..a + k].to_vec()
+                    }
+                    _ => [word(&mut rng, 1), other[rng.below(other.len())].clone()].concat(),
+                };
+                if t.len() >= 2 && !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            if round % 3 == 0 {
+                tokens.sort_by_key(|t| t.len());
+            }
+            let v = crate::test_data::byte_vocab(&tokens);
+            let table = v.chars(1).unwrap();
+            for _ in 0..30 {
+                let n = [17, 24, 33, 64, 128, 129, 200, 255, 300][rng.below(9)];
+                let mut s = Vec::new();
+                while s.len() < n {
+                    if rng.below(15) == 0 {
+                        s.extend_from_slice(&other[rng.below(other.len())]);
+                    } else {
+                        let k = 1 + rng.below(3);
+                        s.extend(word(&mut rng, k));
+                    }
+                }
+                s.truncate(n);
+                if rng.below(5) == 0 {
+                    s.remove(0);
+                }
+                let want = merge_reference(&v, &s);
+                if let Some(segs) = segments(&v, table, &s) {
+                    cut += 1;
+                    segs_total += segs.len();
+                    let joined: Vec<u32> = segs.iter().flat_map(|g| merge_reference(&v, g)).collect();
+                    assert_eq!(joined, want, "segments {segs:?} of {s:?}, tokens {tokens:?}");
+                }
+                if v.rank(&s).is_none() {
+                    let mut got = Vec::new();
+                    merge_miss(&v, &s, &mut got);
+                    assert_eq!(got, want, "{s:?}, tokens {tokens:?}");
+                }
+            }
+        }
+        // Most pieces of these small tables have a place to cut (not asserted exactly: it
+        // depends on the random tables), and the test is meaningless if none had.
+        eprintln!("{cut} pieces cut into {segs_total} segments");
+        assert!(cut > 2000 && segs_total > 4 * cut, "{cut} pieces cut into {segs_total} segments");
+    }
+
+    /// The real tables (when `BYTEPAIR_VOCAB_DIR` has them): pieces of 17-1,023 bytes of text
+    /// made of the tables' own CJK words, random CJK code points, kana, Hangul and punctuation,
+    /// cut by the rule and merged, against the bucket engine, which cuts nothing.
+    #[test]
+    fn real_tables_cut_pieces_against_the_bucket_engine() {
+        for name in ["cl100k_base", "o200k_base"] {
+            let Some(path) = crate::test_data::require("BYTEPAIR_VOCAB_DIR", &format!("{name}.tiktoken")) else { return };
+            let data = std::fs::read(&path).unwrap();
+            let ranks = crate::formats::tiktoken::parse(&data).unwrap();
+            let v = Vocab::new(ranks.iter().map(|(b, r)| (b.as_slice(), *r)), []).unwrap();
+            let words: Vec<&[u8]> = ranks.iter().map(|(b, _)| b.as_slice()).filter(|b| super::super::chars::whole3(b)).collect();
+            // The first request only counts toward the build (`LazyChars`); this one builds.
+            let _ = v.chars(1 << 30);
+            let table = v.chars(1).unwrap();
+            let mut rng = Rng(0xbb67_ae85_84ca_a73b);
+            let mut text = Vec::new();
+            while text.len() < 600_000 {
+                match rng.below(20) {
+                    0..=11 => text.extend_from_slice(words[rng.below(words.len())]),
+                    12..=15 => text.extend(char::from_u32(0x4e00 + rng.below(0x5200) as u32).unwrap().to_string().bytes()),
+                    16 => text.extend("，。、「」！？".chars().nth(rng.below(7)).unwrap().to_string().bytes()),
+                    17 => text.push(b" .,a"[rng.below(4)]),
+                    18 => text.extend(char::from_u32(0x3040 + rng.below(0x60) as u32).unwrap().to_string().bytes()),
+                    _ => text.extend(char::from_u32(0xac00 + rng.below(0x2c00) as u32).unwrap().to_string().bytes()),
+                }
+            }
+            let (mut i, mut cut, mut pieces) = (0, 0, 0);
+            while i + CUT_FROM < text.len() {
+                let n = if rng.below(8) == 0 { 256 + rng.below(768) } else { CUT_FROM + rng.below(239) };
+                let s = &text[i..i + n.min(text.len() - i)];
+                i += s.len();
+                if v.rank(s).is_some() {
+                    continue;
+                }
+                let mut want = Vec::new();
+                crate::models::rank::bucket::merge_buckets(&v, s, &mut want);
+                let mut got = Vec::new();
+                if merge_cut(&v, table, s, &mut got) {
+                    cut += 1;
+                    assert_eq!(got, want, "{name}: {:?}", String::from_utf8_lossy(s));
+                }
+                let mut miss = Vec::new();
+                merge_miss(&v, s, &mut miss);
+                assert_eq!(miss, want, "{name} miss: {:?}", String::from_utf8_lossy(s));
+                pieces += 1;
+            }
+            eprintln!("{name}: {cut} of {pieces} CJK pieces cut, all agree");
+            assert!(cut * 2 > pieces, "{name}: the rule cuts most of these pieces ({cut} of {pieces})");
+        }
+    }
+}
