@@ -15,6 +15,14 @@ def test_whole_corpus_encode_ordinary(pair, corpus_texts, corpus):
     assert len(got) == len(want)
     assert got == want
     assert ours.count(text, disallowed_special=()) == len(want)
+    # Twice more from an empty piece cache (`clear_cache`; a warm call merges nothing), now
+    # that the first call has built the tables the engine builds only after enough merged
+    # text has asked for them: the sealed characters and the pairs of whole characters (256 KB
+    # of such pieces), the characters side by side in tokens that long CJK pieces are cut by
+    # (1 MB more; zh-fortunes crosses it in the second call). engine.md, sections 3b-3d.
+    for _ in range(2):
+        ours.clear_cache()
+        assert ours.encode_ordinary(text) == want
 
 
 def test_documents_encode_all_specials(pair, corpus_documents):

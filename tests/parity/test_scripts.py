@@ -137,8 +137,10 @@ def test_cjk_words_and_long_runs(reference, name):
     random CJK code points, with CJK and ASCII punctuation, spaces, digits and Latin between
     them; runs of 1-400 characters, so pieces of 3 to 1,200 bytes (the linked and wide scans,
     the wide scan with 16-bit links up to 1,023 bytes, then the walk). The first text is over
-    256 KB of such pieces, so the sealed-character and pair tables are built (`LazyChars`)
-    for the texts after it in any order of the tests."""
+    1.5 MB of such pieces, so the sealed-character and pair tables (`LazyChars`, after 256 KB)
+    and the table of characters side by side in tokens that long CJK pieces are cut by (after
+    1 MB more of such pieces: models/rank/cuts.rs) are built for the texts after it in any
+    order of the tests."""
     import bytepair
 
     ours, ref = bytepair.get_encoding(name), reference(name)
@@ -162,8 +164,8 @@ def test_cjk_words_and_long_runs(reference, name):
             size += len(r) + 1
         return "".join(parts)
 
-    first = text(120_000)
-    assert len(first.encode()) > 300_000
+    first = text(600_000)
+    assert len(first.encode()) > 1_500_000
     assert ours.encode_ordinary(first) == ref.encode_ordinary(first)
     for _ in range(150):
         t = text(rnd.randrange(1, 3000))

@@ -42,7 +42,8 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::cuts::{for_each_segment, token, worth_cutting, Joins, Segment};
+use super::chars::Chars;
+use super::cuts::{for_each_segment, resolve, worth_cutting, Known, Resolved};
 use super::merge::{merge_miss, merge_miss_unpredictable, merge_piece, merge_uncut, WIDE_CHARS_LONG};
 use crate::models::Sink;
 use crate::vocab::{pack16, pack16_words, Vocab};
@@ -412,8 +413,8 @@ impl PieceCache {
         let off = self.long.ids.len();
         let cut = worth_cutting(piece)
             && vocab.chars_built().is_some_and(|chars| {
-                let (inline, ids, joins) = (&mut self.inline, &mut self.long.ids, chars.joins(vocab));
-                for_each_segment(vocab, chars, piece, |seg, single| segment(vocab, joins, inline, seg, single, ids))
+                let (inline, ids) = (&mut self.inline, &mut self.long.ids);
+                for_each_segment(vocab, chars, piece, |seg, known| segment(vocab, chars, inline, seg, known, ids))
             });
         if !cut {
             merge_uncut(vocab, piece, &mut self.long.ids);
@@ -442,11 +443,11 @@ impl PieceCache {
 /// One segment of a cut piece (cuts.rs) into `out`: a token at once; else, up to
 /// [`INLINE_PIECE`] bytes, from the inline table or merged and stored there; else merged.
 #[inline(always)]
-fn segment(vocab: &Vocab, joins: &Joins, inline: &mut Inline, seg: &[u8], single: Option<u32>, out: &mut Vec<u32>) {
-    match token(vocab, joins, seg, single) {
-        Segment::Token(rank) => return out.push(rank),
-        Segment::Merge => return merge_piece(vocab, seg, out),
-        Segment::Miss => {}
+fn segment(vocab: &Vocab, chars: &Chars, inline: &mut Inline, seg: &[u8], known: Known, out: &mut Vec<u32>) {
+    match resolve(vocab, chars, seg, known) {
+        Resolved::Ids(ids) => return ids.emit(out),
+        Resolved::Merge => return merge_piece(vocab, seg, out),
+        Resolved::Miss => {}
     }
     if seg.len() > INLINE_PIECE {
         return merge_uncut(vocab, seg, out);

@@ -33,7 +33,7 @@
 //! holds about 12,000 such pairs; 2^20 bits (128 KB) leave about one place in a hundred uncut
 //! by collision.
 
-use super::chars::{whole3, Chars};
+use super::chars::Chars;
 use super::merge::{merge_piece, merge_uncut};
 use crate::models::Sink;
 use crate::vocab::Vocab;
@@ -41,6 +41,7 @@ use crate::vocab::Vocab;
 /// Pieces shorter than this are not cut: up to five characters, the piece cache's inline
 /// table holds them, and a short merge costs about what the cutting would.
 pub const CUT_FROM: usize = 17;
+const _: () = assert!(CUT_FROM >= 3, "worth_cutting reads the third byte from the end");
 
 /// log2 of the bits of [`Joins`].
 const JOIN_BITS: u32 = 20;
@@ -49,31 +50,24 @@ const JOIN_BITS: u32 = 20;
 /// one bit each (module docs).
 pub struct Joins {
     bits: Vec<u64>,
-    /// Every token made of two or more whole three-byte characters merges from its bytes
-    /// into itself, so a segment of whole characters that is a token is that token (true of
-    /// every token of cl100k_base and o200k_base; a table need not be a merge order).
-    words_whole: bool,
 }
 
 impl Joins {
     pub(super) fn build(vocab: &Vocab) -> Joins {
         let mut bits = vec![0u64; 1 << (JOIN_BITS - 6)];
-        let mut words_whole = true;
-        let mut ids = Vec::new();
-        for (t, r) in vocab.mergeable() {
+        for (t, _) in vocab.mergeable() {
             for w in t.windows(6) {
+                // Two lead bytes three apart first: most windows of most tokens fail there.
+                if w[0] & 0xf0 != 0xe0 || w[3] & 0xf0 != 0xe0 {
+                    continue;
+                }
                 if let (Some(a), Some(b)) = (pattern3(&w[..3]), pattern3(&w[3..])) {
                     let h = Self::bit(a, b);
                     bits[h >> 6] |= 1 << (h & 63);
                 }
             }
-            if words_whole && t.len() >= 6 && whole3(t) {
-                ids.clear();
-                merge_piece(vocab, t, &mut ids);
-                words_whole = ids == [r];
-            }
         }
-        Joins { bits, words_whole }
+        Joins { bits }
     }
 
     #[inline(always)]
@@ -105,34 +99,50 @@ pub(super) fn pattern3(s: &[u8]) -> Option<u32> {
         .then(|| (b0 as u32 & 0x0f) << 12 | (b1 as u32 & 0x3f) << 6 | (b2 as u32 & 0x3f))
 }
 
-/// Whether a missed piece is worth trying to cut: long enough, and at least three quarters of
-/// its bytes in three-byte characters (a third of them lead bytes `0xe0`-`0xef`).
+/// Whether a missed piece is worth trying to cut: long enough, ending with a three-byte
+/// character, and at least three quarters of its bytes in three-byte characters (a third of
+/// them lead bytes `0xe0`-`0xef`).
 #[inline]
 pub fn worth_cutting(piece: &[u8]) -> bool {
-    piece.len() >= CUT_FROM && 4 * piece.iter().filter(|&&b| b & 0xf0 == 0xe0).count() >= piece.len()
+    let n = piece.len();
+    // First the last character: a Cyrillic or Latin piece fails here without the count.
+    n >= CUT_FROM && piece[n - 3] & 0xf0 == 0xe0 && 4 * piece.iter().filter(|&&b| b & 0xf0 == 0xe0).count() >= n
 }
 
 /// Merges `piece` (no token, at least [`CUT_FROM`] bytes) segment by segment if it has a place
 /// no merge can cross (module docs), and says whether it did; when it did not, nothing was
 /// written.
 pub fn merge_cut<S: Sink>(vocab: &Vocab, chars: &Chars, piece: &[u8], out: &mut S) -> bool {
-    let joins = chars.joins(vocab);
-    for_each_segment(vocab, chars, piece, |seg, single| segment(vocab, joins, seg, single, out))
+    for_each_segment(vocab, chars, piece, |seg, known| match resolve(vocab, chars, seg, known) {
+        Resolved::Ids(ids) => ids.emit(out),
+        Resolved::Merge => merge_piece(vocab, seg, out),
+        Resolved::Miss => merge_uncut(vocab, seg, out),
+    })
 }
 
-/// Calls `each` on the segments of `piece` in order (with the rank of a segment that is one
-/// sealed character) if the piece has a place no merge can cross, and says whether it did;
-/// when it did not, `each` was not called.
+/// What the cutting already knows of a segment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Known {
+    /// One sealed character, a token of this rank.
+    One(u32),
+    /// Two sealed characters, tokens of these ranks.
+    Two(u32, u32),
+    /// Anything else.
+    More,
+}
+
+/// Calls `each` on the segments of `piece` in order, with what is known of each, if the piece
+/// has a place no merge can cross, and says whether it did; when it did not, `each` was not
+/// called.
 #[inline(always)]
-pub fn for_each_segment<'a>(vocab: &Vocab, chars: &Chars, piece: &'a [u8], mut each: impl FnMut(&'a [u8], Option<u32>)) -> bool {
-    let joins = chars.joins(vocab);
+pub fn for_each_segment<'a>(vocab: &Vocab, chars: &Chars, piece: &'a [u8], mut each: impl FnMut(&'a [u8], Known)) -> bool {
+    let Some(joins) = chars.joins(vocab, piece.len()) else { return false };
     let n = piece.len();
     // The segment being gathered starts at `start`; `last` is the pattern of the sealed
     // three-byte character that ends at `i`, if one does.
     let (mut start, mut i, mut last) = (0, 0, None::<u32>);
     let mut cut = false;
-    // The first segment's only character, when it is one sealed character (its rank).
-    let mut single = None;
+    let mut known = Known::More;
     while i < n {
         if piece[i] & 0xf0 == 0xe0 {
             if let Some((3, rank)) = chars.sealed_at(piece, i) {
@@ -140,62 +150,80 @@ pub fn for_each_segment<'a>(vocab: &Vocab, chars: &Chars, piece: &'a [u8], mut e
                 let here = pattern3(&piece[i..i + 3]).unwrap_or(u32::MAX);
                 if let Some(before) = last {
                     if !joins.may_join(before, here) {
-                        each(&piece[start..i], single);
+                        each(&piece[start..i], known);
                         start = i;
                         cut = true;
                     }
                 }
-                single = (start == i).then_some(rank);
+                known = match known {
+                    _ if start == i => Known::One(rank),
+                    Known::One(first) if i == start + 3 => Known::Two(first, rank),
+                    _ => Known::More,
+                };
                 last = Some(here);
                 i += 3;
                 continue;
             }
         }
         last = None;
-        single = None;
+        known = Known::More;
         i += 1;
     }
     if cut {
-        each(&piece[start..], single);
+        each(&piece[start..], known);
     }
     cut
 }
 
-/// One segment into `out`, the merge of its bytes.
-#[inline(always)]
-fn segment<S: Sink>(vocab: &Vocab, joins: &Joins, seg: &[u8], single: Option<u32>, out: &mut S) {
-    match token(vocab, joins, seg, single) {
-        Segment::Token(rank) => out.push(rank),
-        Segment::Merge => merge_piece(vocab, seg, out),
-        Segment::Miss => merge_uncut(vocab, seg, out),
+/// At most two ids, without a vector.
+#[derive(Clone, Copy)]
+pub struct Ids {
+    ids: [u32; 2],
+    len: usize,
+}
+
+impl Ids {
+    #[inline(always)]
+    pub fn emit<S: Sink>(self, out: &mut S) {
+        out.push(self.ids[0]);
+        if self.len == 2 {
+            out.push(self.ids[1]);
+        }
     }
 }
 
-/// What a segment's merge is, as far as one lookup tells.
-pub enum Segment {
-    /// One token of this rank.
-    Token(u32),
-    /// A token that may not merge into itself: merge its bytes ([`merge_piece`]).
+/// What a segment merges into, as far as the cutting and one lookup tell.
+pub enum Resolved {
+    /// These ids.
+    Ids(Ids),
+    /// A token, which a table need not merge into itself: merge its bytes ([`merge_piece`]).
     Merge,
     /// No token: merge it as a missed piece.
     Miss,
 }
 
-/// What segment `seg` merges into: a single sealed character (`single`: its rank) is its own
-/// token (its own merge gives it, chars.rs); a segment that is a token is that token when it
-/// is whole three-byte characters and the table's words of them merge into themselves
-/// ([`Joins`]); any other token is merged from its bytes. (A whole *piece* that is a token is
-/// that token by tiktoken's definition; a segment is only part of a piece, so it is what its
-/// bytes merge into.)
+/// What segment `seg` merges into. One sealed character is its own token (its own merge
+/// gives it, chars.rs). Two sealed characters (sealed in the piece, so in the segment, whose
+/// neighbour bytes are the piece's or absent) start as two parts, which join only if they
+/// make a token: the pair table says (chars.rs, `Pairs`). Anything else is looked up whole:
+/// a token is merged from its bytes (a segment is only part of a piece, so it is what its
+/// bytes merge into, not tiktoken's "a piece that is a token is that token"), else it is a
+/// missed piece.
 #[inline(always)]
-pub fn token(vocab: &Vocab, joins: &Joins, seg: &[u8], single: Option<u32>) -> Segment {
-    match single {
-        Some(rank) if seg.len() == 3 => Segment::Token(rank),
-        _ => match (seg.len() <= vocab.max_token_len()).then(|| vocab.rank(seg)).flatten() {
-            Some(rank) if joins.words_whole && whole3(seg) => Segment::Token(rank),
-            Some(_) => Segment::Merge,
-            None => Segment::Miss,
-        },
+pub fn resolve(vocab: &Vocab, chars: &Chars, seg: &[u8], known: Known) -> Resolved {
+    match known {
+        Known::One(rank) => return Resolved::Ids(Ids { ids: [rank, 0], len: 1 }),
+        Known::Two(a, b) => {
+            if let Some(pairs) = chars.pairs(vocab) {
+                let joined = pairs.get(a, b);
+                return Resolved::Ids(if joined == u32::MAX { Ids { ids: [a, b], len: 2 } } else { Ids { ids: [joined, 0], len: 1 } });
+            }
+        }
+        Known::More => {}
+    }
+    match (seg.len() <= vocab.max_token_len()).then(|| vocab.rank(seg)).flatten() {
+        Some(_) => Resolved::Merge,
+        None => Resolved::Miss,
     }
 }
 
@@ -209,13 +237,14 @@ mod tests {
     fn segments<'a>(v: &Vocab, chars: &Chars, s: &'a [u8]) -> Option<Vec<&'a [u8]>> {
         let mut segs = Vec::new();
         let mut at = 0;
-        let cut = for_each_segment(v, chars, s, |seg, single| {
+        let cut = for_each_segment(v, chars, s, |seg, known| {
             // Segments tile the piece in order (a slice of it at the running offset).
             assert_eq!(seg.as_ptr(), s[at..].as_ptr());
             at += seg.len();
-            if let Some(r) = single {
-                assert_eq!(seg.len(), 3);
-                assert_eq!(v.rank(seg), Some(r), "a single sealed character is its token");
+            match known {
+                Known::One(r) => assert!(seg.len() == 3 && v.rank(seg) == Some(r), "one sealed character, its token"),
+                Known::Two(a, b) => assert!(seg.len() == 6 && v.rank(&seg[..3]) == Some(a) && v.rank(&seg[3..]) == Some(b), "two"),
+                Known::More => {}
             }
             segs.push(seg);
         });
@@ -329,6 +358,9 @@ mod tests {
             // The first request only counts toward the build (`LazyChars`); this one builds.
             let _ = v.chars(1 << 30);
             let table = v.chars(1).unwrap();
+            // Likewise for the table of characters side by side in tokens.
+            assert!(table.joins(&v, 1 << 30).is_none(), "{name}: deferred");
+            assert!(table.joins(&v, 1).is_some(), "{name}: built");
             let mut rng = Rng(0xbb67_ae85_84ca_a73b);
             let mut text = Vec::new();
             while text.len() < 600_000 {
