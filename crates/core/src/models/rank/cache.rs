@@ -42,9 +42,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::chars::Chars;
-use super::cuts::{for_each_segment, resolve, worth_cutting, Known, Resolved};
-use super::merge::{merge_miss, merge_miss_unpredictable, merge_piece, merge_uncut, WIDE_CHARS_LONG};
+use super::merge::{merge_miss, merge_miss_unpredictable, WIDE_CHARS_LONG};
 use crate::models::Sink;
 use crate::vocab::{pack16, pack16_words, Vocab};
 
@@ -407,18 +405,9 @@ impl PieceCache {
             out.extend(ids);
             return;
         }
-        // Merged straight into the long table's ids, where it stays unless it goes inline. A
-        // long CJK piece is cut where no merge can cross (cuts.rs), and its segments, which
-        // repeat where whole pieces do not, go through the inline table.
+        // Merged straight into the long table's ids, where it stays unless it goes inline.
         let off = self.long.ids.len();
-        let cut = worth_cutting(piece)
-            && vocab.chars_built().is_some_and(|chars| {
-                let (inline, ids) = (&mut self.inline, &mut self.long.ids);
-                for_each_segment(vocab, chars, piece, |seg, known| segment(vocab, chars, inline, seg, known, ids))
-            });
-        if !cut {
-            merge_uncut(vocab, piece, &mut self.long.ids);
-        }
+        merge_miss(vocab, piece, &mut self.long.ids);
         let got = &self.long.ids[off..];
         out.extend(got);
         match key {
@@ -437,37 +426,6 @@ impl PieceCache {
             }
             _ => self.long.insert(hash, piece, off),
         }
-    }
-}
-
-/// One segment of a cut piece (cuts.rs) into `out`: a token at once; else, up to
-/// [`INLINE_PIECE`] bytes, from the inline table or merged and stored there; else merged.
-#[inline(always)]
-fn segment(vocab: &Vocab, chars: &Chars, inline: &mut Inline, seg: &[u8], known: Known, out: &mut Vec<u32>) {
-    match resolve(vocab, chars, seg, known) {
-        Resolved::Ids(ids) => return ids.emit(out),
-        Resolved::Merge => return merge_piece(vocab, seg, out),
-        Resolved::Miss => {}
-    }
-    if seg.len() > INLINE_PIECE {
-        return merge_uncut(vocab, seg, out);
-    }
-    let key = pack16(seg);
-    let s = &inline.slots[inline.find(key)];
-    if s.key[1] != 0 {
-        // (Not counted in the hit-rate window, which counts whole pieces.)
-        out.extend_from_slice(&s.ids[..s.ids.iter().position(|&id| id == NO_ID).unwrap_or(INLINE_IDS)]);
-        return;
-    }
-    let off = out.len();
-    merge_uncut(vocab, seg, out);
-    let got = &out[off..];
-    if (2..=INLINE_IDS).contains(&got.len()) && inline.len < MAX_ENTRIES {
-        let mut ids = [NO_ID; INLINE_IDS];
-        for (k, id) in ids.iter_mut().enumerate() {
-            *id = got.get(k).copied().unwrap_or(NO_ID);
-        }
-        inline.insert(key, ids);
     }
 }
 

@@ -4,7 +4,9 @@
 //! within a text, so the piece cache rarely helps and every piece is merged round by round.
 //! But most places between two characters are never crossed by any merge: no token holds
 //! those two characters side by side. Where that is provable the piece is cut there, and the
-//! segments (mostly one to three characters, which repeat) are merged one by one.
+//! segments are merged one by one: most are one character (a sealed character is its token)
+//! or two (a lookup in the pair table of chars.rs), so most of such a piece needs no merge at
+//! all, and the rest goes to the usual engines in shorter pieces.
 //!
 //! **The rule.** Let c1 and c2 be three-byte characters standing side by side in a piece, both
 //! *sealed* where they stand (chars.rs: the merge from bytes makes each of them whole before
@@ -30,8 +32,9 @@
 //! every pair that stands side by side inside some token (found at every offset of every
 //! token, so also where a token starts or ends inside a character). A collision only sets a
 //! bit that did not need to be: a place is then not cut, which is always exact. o200k_base
-//! holds about 12,000 such pairs; 2^20 bits (128 KB) leave about one place in a hundred uncut
-//! by collision.
+//! holds 11,890 such pairs (cl100k_base 407), so 2^20 bits (128 KB) leave about one place in
+//! ninety uncut by collision. Built with the sealed-character table's first use after 1 MB of
+//! pieces worth cutting (chars.rs, `JOINS_AFTER`): about 3 ms for o200k_base.
 
 use super::chars::Chars;
 use super::merge::{merge_piece, merge_uncut};
@@ -39,7 +42,8 @@ use crate::models::Sink;
 use crate::vocab::Vocab;
 
 /// Pieces shorter than this are not cut: up to five characters, the piece cache's inline
-/// table holds them, and a short merge costs about what the cutting would.
+/// table holds them, and a short merge costs about what the cutting would (cutting from 7 or
+/// 10 bytes measured no faster: docs/engine-experiments.md, "Thirteenth pass").
 pub const CUT_FROM: usize = 17;
 const _: () = assert!(CUT_FROM >= 3, "worth_cutting reads the third byte from the end");
 
@@ -103,7 +107,7 @@ pub(super) fn pattern3(s: &[u8]) -> Option<u32> {
 /// character, and at least three quarters of its bytes in three-byte characters (a third of
 /// them lead bytes `0xe0`-`0xef`).
 #[inline]
-pub fn worth_cutting(piece: &[u8]) -> bool {
+pub(super) fn worth_cutting(piece: &[u8]) -> bool {
     let n = piece.len();
     // First the last character: a Cyrillic or Latin piece fails here without the count.
     n >= CUT_FROM && piece[n - 3] & 0xf0 == 0xe0 && 4 * piece.iter().filter(|&&b| b & 0xf0 == 0xe0).count() >= n
@@ -112,17 +116,13 @@ pub fn worth_cutting(piece: &[u8]) -> bool {
 /// Merges `piece` (no token, at least [`CUT_FROM`] bytes) segment by segment if it has a place
 /// no merge can cross (module docs), and says whether it did; when it did not, nothing was
 /// written.
-pub fn merge_cut<S: Sink>(vocab: &Vocab, chars: &Chars, piece: &[u8], out: &mut S) -> bool {
-    for_each_segment(vocab, chars, piece, |seg, known| match resolve(vocab, chars, seg, known) {
-        Resolved::Ids(ids) => ids.emit(out),
-        Resolved::Merge => merge_piece(vocab, seg, out),
-        Resolved::Miss => merge_uncut(vocab, seg, out),
-    })
+pub(super) fn merge_cut<S: Sink>(vocab: &Vocab, chars: &Chars, piece: &[u8], out: &mut S) -> bool {
+    for_each_segment(vocab, chars, piece, |seg, known| segment(vocab, chars, seg, known, out))
 }
 
 /// What the cutting already knows of a segment.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Known {
+enum Known {
     /// One sealed character, a token of this rank.
     One(u32),
     /// Two sealed characters, tokens of these ranks.
@@ -135,7 +135,7 @@ pub enum Known {
 /// has a place no merge can cross, and says whether it did; when it did not, `each` was not
 /// called.
 #[inline(always)]
-pub fn for_each_segment<'a>(vocab: &Vocab, chars: &Chars, piece: &'a [u8], mut each: impl FnMut(&'a [u8], Known)) -> bool {
+fn for_each_segment<'a>(vocab: &Vocab, chars: &Chars, piece: &'a [u8], mut each: impl FnMut(&'a [u8], Known)) -> bool {
     let Some(joins) = chars.joins(vocab, piece.len()) else { return false };
     let n = piece.len();
     // The segment being gathered starts at `start`; `last` is the pattern of the sealed
@@ -175,55 +175,35 @@ pub fn for_each_segment<'a>(vocab: &Vocab, chars: &Chars, piece: &'a [u8], mut e
     cut
 }
 
-/// At most two ids, without a vector.
-#[derive(Clone, Copy)]
-pub struct Ids {
-    ids: [u32; 2],
-    len: usize,
-}
-
-impl Ids {
-    #[inline(always)]
-    pub fn emit<S: Sink>(self, out: &mut S) {
-        out.push(self.ids[0]);
-        if self.len == 2 {
-            out.push(self.ids[1]);
-        }
-    }
-}
-
-/// What a segment merges into, as far as the cutting and one lookup tell.
-pub enum Resolved {
-    /// These ids.
-    Ids(Ids),
-    /// A token, which a table need not merge into itself: merge its bytes ([`merge_piece`]).
-    Merge,
-    /// No token: merge it as a missed piece.
-    Miss,
-}
-
-/// What segment `seg` merges into. One sealed character is its own token (its own merge
-/// gives it, chars.rs). Two sealed characters (sealed in the piece, so in the segment, whose
-/// neighbour bytes are the piece's or absent) start as two parts, which join only if they
-/// make a token: the pair table says (chars.rs, `Pairs`). Anything else is looked up whole:
-/// a token is merged from its bytes (a segment is only part of a piece, so it is what its
-/// bytes merge into, not tiktoken's "a piece that is a token is that token"), else it is a
-/// missed piece.
+/// One segment into `out`: what its bytes merge into. One sealed character is its own token
+/// (its own merge gives it, chars.rs). Two sealed characters (sealed in the piece, so in the
+/// segment, whose neighbour bytes are the piece's or absent) start as two parts, which join
+/// only if they make a token: the pair table says (chars.rs, `Pairs`). Anything else is
+/// looked up whole: a token is merged from its bytes (a segment is only part of a piece, so it
+/// is what its bytes merge into, not tiktoken's "a piece that is a token is that token"; for
+/// cl100k and o200k the two agree), anything else is merged as a missed piece.
 #[inline(always)]
-pub fn resolve(vocab: &Vocab, chars: &Chars, seg: &[u8], known: Known) -> Resolved {
+fn segment<S: Sink>(vocab: &Vocab, chars: &Chars, seg: &[u8], known: Known, out: &mut S) {
     match known {
-        Known::One(rank) => return Resolved::Ids(Ids { ids: [rank, 0], len: 1 }),
+        Known::One(rank) => return out.push(rank),
         Known::Two(a, b) => {
             if let Some(pairs) = chars.pairs(vocab) {
-                let joined = pairs.get(a, b);
-                return Resolved::Ids(if joined == u32::MAX { Ids { ids: [a, b], len: 2 } } else { Ids { ids: [joined, 0], len: 1 } });
+                match pairs.get(a, b) {
+                    u32::MAX => {
+                        out.push(a);
+                        out.push(b);
+                    }
+                    joined => out.push(joined),
+                }
+                return;
             }
         }
         Known::More => {}
     }
-    match (seg.len() <= vocab.max_token_len()).then(|| vocab.rank(seg)).flatten() {
-        Some(_) => Resolved::Merge,
-        None => Resolved::Miss,
+    if seg.len() <= vocab.max_token_len() && vocab.rank(seg).is_some() {
+        merge_piece(vocab, seg, out)
+    } else {
+        merge_uncut(vocab, seg, out)
     }
 }
 

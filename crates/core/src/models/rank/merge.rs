@@ -67,7 +67,9 @@ pub fn merge_piece<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
 #[inline(never)]
 pub fn merge_miss<S: Sink>(vocab: &Vocab, piece: &[u8], out: &mut S) {
     // A long piece of CJK characters is first cut where no merge can cross (cuts.rs), once
-    // the sealed-character table exists (the merges below build it when it pays).
+    // the sealed-character table exists (the merges below build it when it pays). The
+    // segments then merge here, not through the piece cache: sending them through its inline
+    // table measured no faster (docs/engine-experiments.md, "Thirteenth pass").
     if worth_cutting(piece) {
         if let Some(chars) = vocab.chars_built() {
             if merge_cut(vocab, chars, piece, out) {
