@@ -100,7 +100,7 @@ impl Joins {
 pub(super) fn pattern3(s: &[u8]) -> Option<u32> {
     let (b0, b1, b2) = (s[0], s[1], s[2]);
     (b0 & 0xf0 == 0xe0 && b1 & 0xc0 == 0x80 && b2 & 0xc0 == 0x80)
-        .then(|| (b0 as u32 & 0x0f) << 12 | (b1 as u32 & 0x3f) << 6 | (b2 as u32 & 0x3f))
+        .then_some((b0 as u32 & 0x0f) << 12 | (b1 as u32 & 0x3f) << 6 | (b2 as u32 & 0x3f))
 }
 
 /// Whether a missed piece is worth trying to cut: long enough, ending with a three-byte
