@@ -127,8 +127,8 @@ pub struct Chars {
     /// on the first piece with two such characters side by side (so Cyrillic, Greek or
     /// Turkish text never builds it); `None` when the ranks do not fit its keys.
     pairs: OnceLock<Option<Pairs>>,
-    /// Pairs of three-byte characters that stand side by side inside some token
-    /// (cuts.rs), built on the first piece worth cutting.
+    /// Pairs of three-byte characters that stand side by side inside some token (cuts.rs),
+    /// built once [`JOINS_AFTER`] bytes of pieces worth cutting have gone uncut.
     joins: OnceLock<Joins>,
     /// Bytes of pieces worth cutting that asked for `joins` before it was built.
     joins_deferred: AtomicUsize,
@@ -411,7 +411,7 @@ mod tests {
     use crate::models::rank::merge::{merge_miss, merge_piece, merge_reference};
     use crate::vocab::Vocab;
 
-    use crate::test_data::Rng;
+    use crate::test_data::{cjk_piece, cjk_text, cjk_tokens, Rng};
 
     /// `s` merges as the definition says (`merge_reference`), through the engine's entry for
     /// any piece and, when `s` is no token, through its entry for misses. `tokens` names the
@@ -511,30 +511,8 @@ mod tests {
         let mut pairs_hit = 0;
         for round in 0..200 {
             let chars: Vec<Vec<u8>> = (0..3 + rng.below(8)).map(|_| cjk[rng.below(cjk.len())].clone()).collect();
-            let word = |rng: &mut Rng, k: usize| -> Vec<u8> { (0..k).flat_map(|_| chars[rng.below(chars.len())].clone()).collect() };
             let mut tokens: Vec<Vec<u8>> = Vec::new();
-            for _ in 0..20 + rng.below(80) {
-                let t = match rng.below(6) {
-                    0 | 1 => word(&mut rng, 1),
-                    2 | 3 => {
-                        let k = 2 + rng.below(5);
-                        word(&mut rng, k)
-                    }
-                    // A slice cutting characters, or a character next to another script.
-                    4 => {
-                        let w = word(&mut rng, 4);
-                        let (a, k) = (rng.below(5), 2 + rng.below(6));
-                        w[a..a + k].to_vec()
-                    }
-                    _ => [word(&mut rng, 1), other[rng.below(other.len())].clone()].concat(),
-                };
-                if t.len() >= 2 && !tokens.contains(&t) {
-                    tokens.push(t);
-                }
-            }
-            if round % 3 == 0 {
-                tokens.sort_by_key(|t| t.len());
-            }
+            cjk_tokens(&mut rng, &chars, &other, round, &mut tokens);
             let v = crate::test_data::byte_vocab(&tokens);
             let table = v.chars(1).unwrap();
             let pairs = table.pairs(&v).unwrap();
@@ -552,19 +530,7 @@ mod tests {
                 // Past 255 bytes `merge_wide_chars_long` (two pieces a table: the definition
                 // is quadratic).
                 let n = if k >= 40 { [256, 300, 700, 1023, 1024][rng.below(5)] } else { [5, 9, 16, 17, 33, 64, 128, 129, 200, 255][rng.below(10)] };
-                let mut s = Vec::new();
-                while s.len() < n {
-                    if rng.below(12) == 0 {
-                        s.extend_from_slice(&other[rng.below(other.len())]);
-                    } else {
-                        let k = 1 + rng.below(3);
-                        s.extend(word(&mut rng, k));
-                    }
-                }
-                s.truncate(n);
-                if rng.below(5) == 0 {
-                    s.remove(0);
-                }
+                let s = cjk_piece(&mut rng, &chars, &other, n, 12);
                 merges_as_defined(&v, &s, &tokens);
             }
         }
@@ -588,17 +554,7 @@ mod tests {
             let _ = v.chars(1 << 30);
             assert!(v.chars(1).and_then(|c| c.pairs(&v)).is_some(), "{name}: built");
             let mut rng = Rng(0x853c_49e6_748f_ea9b);
-            let mut text = Vec::new();
-            while text.len() < 400_000 {
-                match rng.below(20) {
-                    0..=11 => text.extend_from_slice(words[rng.below(words.len())]),
-                    12..=15 => text.extend(char::from_u32(0x4e00 + rng.below(0x5200) as u32).unwrap().to_string().bytes()),
-                    16 => text.extend("，。、「」！？".chars().nth(rng.below(7)).unwrap().to_string().bytes()),
-                    17 => text.push(b" .,a"[rng.below(4)]),
-                    18 => text.extend(char::from_u32(0x3040 + rng.below(0x60) as u32).unwrap().to_string().bytes()),
-                    _ => text.extend(char::from_u32(0xac00 + rng.below(0x2c00) as u32).unwrap().to_string().bytes()),
-                }
-            }
+            let text = cjk_text(&mut rng, &words, 400_000);
             let mut i = 0;
             let mut pieces = 0;
             while i + 2 < text.len() {

@@ -87,11 +87,6 @@ impl Joins {
         // In bounds: `h` has JOIN_BITS bits.
         self.bits[h >> 6] >> (h & 63) & 1 != 0
     }
-
-    /// Bytes of the table.
-    pub fn heap_bytes(&self) -> usize {
-        self.bits.len() * 8
-    }
 }
 
 /// The 16-bit pattern of a three-byte character's bytes (lead `0xe0`-`0xef`, two continuation
@@ -211,7 +206,7 @@ fn segment<S: Sink>(vocab: &Vocab, chars: &Chars, seg: &[u8], known: Known, out:
 mod tests {
     use super::*;
     use crate::models::rank::merge::{merge_miss, merge_reference};
-    use crate::test_data::Rng;
+    use crate::test_data::{cjk_piece, cjk_text, cjk_tokens, Rng};
 
     /// The segments of `s` if it is cut (checked to tile it), else `None`.
     fn segments<'a>(v: &Vocab, chars: &Chars, s: &'a [u8]) -> Option<Vec<&'a [u8]>> {
@@ -237,9 +232,10 @@ mod tests {
         }
     }
 
-    /// Random tables over a dozen three-byte characters (with a few other characters), whose
-    /// tokens are words of them, slices cutting characters anywhere, and characters next to
-    /// another script, at random ranks (a third sorted by length). For every piece that is
+    /// Random tables over 4-19 of 28 three-byte characters (with a few other characters), whose
+    /// tokens are most characters' first or last two bytes, then `cjk_tokens`' words, slices
+    /// cutting characters anywhere and characters next to another script, at random ranks (a
+    /// third sorted by length). For every piece that is
     /// cut: the definition's merge of the whole piece is the definition's merges of its
     /// segments in order (the rule itself, module docs), and `merge_miss`, which cuts, gives it.
     #[test]
@@ -256,7 +252,6 @@ mod tests {
         let (mut cut, mut segs_total) = (0, 0);
         for round in 0..300 {
             let chars: Vec<Vec<u8>> = (0..4 + rng.below(16)).map(|_| cjk[rng.below(cjk.len())].clone()).collect();
-            let word = |rng: &mut Rng, k: usize| -> Vec<u8> { (0..k).flat_map(|_| chars[rng.below(chars.len())].clone()).collect() };
             // Most characters get their first or last two bytes as a token ranked below them
             // (then the character's own merge gives it, and it may be sealed).
             let mut tokens: Vec<Vec<u8>> = Vec::new();
@@ -266,44 +261,12 @@ mod tests {
                     tokens.push(t);
                 }
             }
-            for _ in 0..10 + rng.below(60) {
-                let t = match rng.below(6) {
-                    0..=2 => word(&mut rng, 1),
-                    3 => {
-                        let k = 2 + rng.below(4);
-                        word(&mut rng, k)
-                    }
-                    4 => {
-                        let w = word(&mut rng, 4);
-                        let (a, k) = (rng.below(5), 2 + rng.below(6));
-                        w[a..a + k].to_vec()
-                    }
-                    _ => [word(&mut rng, 1), other[rng.below(other.len())].clone()].concat(),
-                };
-                if t.len() >= 2 && !tokens.contains(&t) {
-                    tokens.push(t);
-                }
-            }
-            if round % 3 == 0 {
-                tokens.sort_by_key(|t| t.len());
-            }
+            cjk_tokens(&mut rng, &chars, &other, round, &mut tokens);
             let v = crate::test_data::byte_vocab(&tokens);
             let table = v.chars(1).unwrap();
             for _ in 0..30 {
                 let n = [17, 24, 33, 64, 128, 129, 200, 255, 300][rng.below(9)];
-                let mut s = Vec::new();
-                while s.len() < n {
-                    if rng.below(15) == 0 {
-                        s.extend_from_slice(&other[rng.below(other.len())]);
-                    } else {
-                        let k = 1 + rng.below(3);
-                        s.extend(word(&mut rng, k));
-                    }
-                }
-                s.truncate(n);
-                if rng.below(5) == 0 {
-                    s.remove(0);
-                }
+                let s = cjk_piece(&mut rng, &chars, &other, n, 15);
                 let want = merge_reference(&v, &s);
                 if let Some(segs) = segments(&v, table, &s) {
                     cut += 1;
@@ -342,17 +305,7 @@ mod tests {
             assert!(table.joins(&v, 1 << 30).is_none(), "{name}: deferred");
             assert!(table.joins(&v, 1).is_some(), "{name}: built");
             let mut rng = Rng(0xbb67_ae85_84ca_a73b);
-            let mut text = Vec::new();
-            while text.len() < 600_000 {
-                match rng.below(20) {
-                    0..=11 => text.extend_from_slice(words[rng.below(words.len())]),
-                    12..=15 => text.extend(char::from_u32(0x4e00 + rng.below(0x5200) as u32).unwrap().to_string().bytes()),
-                    16 => text.extend("，。、「」！？".chars().nth(rng.below(7)).unwrap().to_string().bytes()),
-                    17 => text.push(b" .,a"[rng.below(4)]),
-                    18 => text.extend(char::from_u32(0x3040 + rng.below(0x60) as u32).unwrap().to_string().bytes()),
-                    _ => text.extend(char::from_u32(0xac00 + rng.below(0x2c00) as u32).unwrap().to_string().bytes()),
-                }
-            }
+            let text = cjk_text(&mut rng, &words, 600_000);
             let (mut i, mut cut, mut pieces) = (0, 0, 0);
             while i + CUT_FROM < text.len() {
                 let n = if rng.below(8) == 0 { 256 + rng.below(768) } else { CUT_FROM + rng.below(239) };
