@@ -140,9 +140,15 @@ fn for_each_segment<'a>(vocab: &Vocab, chars: &Chars, piece: &'a [u8], mut each:
     let mut known = Known::More;
     while i < n {
         if piece[i] & 0xf0 == 0xe0 {
+            // Sealed, and so (sealed_at checked them) the bytes of a three-byte character.
             if let Some((3, rank)) = chars.sealed_at(piece, i) {
-                // Sealed: the bytes are a three-byte character's.
-                let here = pattern3(&piece[i..i + 3]).unwrap_or(u32::MAX);
+                let Some(here) = pattern3(&piece[i..i + 3]) else {
+                    // Not reached; if it were, no cut at this character is the exact answer.
+                    last = None;
+                    known = Known::More;
+                    i += 1;
+                    continue;
+                };
                 if let Some(before) = last {
                     if !joins.may_join(before, here) {
                         each(&piece[start..i], known);
