@@ -169,6 +169,14 @@ pub trait Sink {
             self.push(id);
         }
     }
+    /// Pushes the first `k` (1..=4) of `ids`: a piece cache slot's answer. A sink that can
+    /// write all four and count `k` of them does so with no branch on `k`.
+    #[inline]
+    fn push_first(&mut self, ids: [u32; 4], k: usize) {
+        for &id in &ids[..k] {
+            self.push(id);
+        }
+    }
 }
 
 impl Sink for Vec<u32> {
@@ -179,6 +187,18 @@ impl Sink for Vec<u32> {
     #[inline]
     fn extend(&mut self, ids: &[u32]) {
         self.extend_from_slice(ids)
+    }
+    #[inline(always)]
+    fn push_first(&mut self, ids: [u32; 4], k: usize) {
+        assert!(k <= 4);
+        self.reserve(4);
+        let len = self.len();
+        // Safety: `reserve(4)` leaves room for four more ids after `len`; the first `k` of the
+        // four written are initialized and counted, the rest lie beyond the length.
+        unsafe {
+            self.as_mut_ptr().add(len).cast::<[u32; 4]>().write_unaligned(ids);
+            self.set_len(len + k);
+        }
     }
 }
 
@@ -194,6 +214,10 @@ impl Sink for Count {
     #[inline]
     fn extend(&mut self, ids: &[u32]) {
         self.0 += ids.len();
+    }
+    #[inline]
+    fn push_first(&mut self, _ids: [u32; 4], k: usize) {
+        self.0 += k;
     }
 }
 
@@ -228,6 +252,22 @@ pub(crate) fn u32_at(s: &[u8], i: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `push_first` writes exactly the first `k` ids, into a vector that starts with no room
+    /// (so its growth is taken too), and a count counts them.
+    #[test]
+    fn push_first_writes_the_first_k() {
+        let (mut v, mut c, mut want) = (Vec::new(), Count::default(), Vec::new());
+        for round in 0..40u32 {
+            let k = 1 + (round as usize * 7) % 4;
+            let ids = [round, round + 100, round + 200, round + 300];
+            v.push_first(ids, k);
+            c.push_first(ids, k);
+            want.extend_from_slice(&ids[..k]);
+        }
+        assert_eq!(v, want);
+        assert_eq!(c.0, want.len());
+    }
 
     #[test]
     fn short_eq_every_length() {

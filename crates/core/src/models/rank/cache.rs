@@ -66,6 +66,29 @@ pub const LONG_BYTES: usize = 8 << 20;
 /// No id is this (ids are at most 2^31 - 1): marks the unused ids of a slot.
 const NO_ID: u32 = u32::MAX;
 
+/// How many of a slot's ids are real (1..=4): the first always is (a token's one id, or the
+/// first of a merge's two to four), and the unused ones, [`NO_ID`], come last. Counted with no
+/// branch: on x86-64 one compare of the four, a mask of the unused ones, and the position of
+/// its lowest bit.
+#[inline(always)]
+fn held(ids: &[u32; INLINE_IDS]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_cmpeq_epi32, _mm_castsi128_ps, _mm_loadu_si128, _mm_movemask_ps, _mm_set1_epi32};
+        // Safety: SSE2 is part of every x86-64 target; the load reads the 16 bytes of `ids`.
+        let unused = unsafe {
+            let v = _mm_loadu_si128(ids.as_ptr().cast());
+            _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, _mm_set1_epi32(NO_ID as i32)))) as u32
+        };
+        // The unused ids are a suffix: the lowest set bit is the count (none set: all four).
+        (unused | 1 << INLINE_IDS).trailing_zeros() as usize
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        1 + ids[1..].iter().filter(|&&id| id != NO_ID).count()
+    }
+}
+
 /// `key[1] == 0` marks an empty slot (a stored key has its length, at least 2, in the top byte).
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
@@ -105,12 +128,27 @@ impl Inline {
         let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
-            let s = &self.slots[i];
+            debug_assert!(i < self.slots.len());
+            // Safety: a home slot is the hash's top `64 - shift` bits, below 2^(64 - shift), the
+            // table's length (`new`, `recycled`), and the walk stays below it by the mask.
+            let s = unsafe { self.slots.get_unchecked(i) };
             if s.key == key || s.key[1] == 0 {
                 return i;
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// Stores a key known to be absent whose probe ended at the empty slot `i`: there, unless
+    /// the table must grow first (then as [`Self::insert`]).
+    #[inline(always)]
+    fn insert_at(&mut self, i: usize, key: [u64; 2], ids: [u32; INLINE_IDS]) {
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
+            return self.insert(key, ids);
+        }
+        debug_assert!(self.slots[i].key[1] == 0 && self.find(key) == i);
+        self.slots[i] = Slot { key, ids };
+        self.len += 1;
     }
 
     /// Stores a key known to be absent. The table stays at most 3/4 full (it doubles first).
@@ -238,9 +276,10 @@ pub struct PieceCache {
     serial: u64,
     inline: Inline,
     long: Long,
-    /// Lookups and hits in the current window of [`WINDOW`] lookups.
-    lookups: u32,
-    hits: u32,
+    /// Misses and hits in the current window of [`WINDOW`] lookups (hits are counted where
+    /// they happen, the window is closed at a miss: see [`Self::count_miss`]).
+    misses: u64,
+    hits: u64,
     /// Pieces still to merge directly, without the cache (see [`BYPASS`]).
     bypass: u32,
 }
@@ -297,43 +336,61 @@ impl PieceCache {
             serial,
             inline,
             long,
-            lookups: 0,
+            misses: 0,
             hits: 0,
             bypass: 0,
         }
     }
 
-    /// Merges `text[start..end]` (at least two bytes, known not to be a single token) into
-    /// `out`, through the cache.
+    /// Encodes the piece `text[start..end]` (at least one byte) into `out`: the encoder's
+    /// whole path for a piece, inlined into its loop.
     ///
-    /// The warm path (a cache already made this call, not bypassing, a piece of at most
-    /// [`INLINE_PIECE`] bytes with 16 bytes of text readable from its start, found inline) is
-    /// inlined into the encoder's loop; everything else is [`Self::merge_cold`]'s. Why: on a warm
-    /// call nearly every piece that is not one token is such a hit (German: about a quarter of
-    /// all pieces), and as a call of its own each paid the call, the saves and restores of six
-    /// registers and the checks the hit does not need (cachegrind, issue 14 eleventh pass).
+    /// Once the call has a cache (from its first piece that is no token), a piece of at most
+    /// [`INLINE_PIECE`] bytes with 16 bytes of text readable from its start is one probe of
+    /// the inline table, which holds tokens (with their one id) and merged pieces alike; on a
+    /// miss it is looked up in the vocabulary or merged, and stored ([`Self::first_sight`]).
+    /// Any other piece (no cache yet, the cache bypassed, a longer piece, the last 15 bytes of
+    /// the text) is looked up whole in the vocabulary and, if it is no token, merged through
+    /// [`Self::merge`].
+    ///
+    /// Why one table for both: real text is a few thousand distinct short pieces, repeated
+    /// (o200k, 1.5 MB: English 7,237 distinct pieces of at most 15 bytes among 355,829, German
+    /// 18,834 among 353,290). Before, a piece went to one of the vocabulary's two indexes by
+    /// its length and, when it was no token, to this table after missing there: two probes
+    /// for a German piece in four, and two branches (which index, token or not) the predictor
+    /// could not know. Now one probe answers every repeated piece, and a slot's ids are
+    /// written with no branch on how many (docs/engine.md, section 2a).
     #[inline(always)]
-    pub fn merge<S: Sink>(slot: &mut Option<Self>, vocab: &Vocab, text: &[u8], start: usize, end: usize, out: &mut S) {
+    pub fn encode<S: Sink>(slot: &mut Option<Self>, vocab: &Vocab, text: &[u8], start: usize, end: usize, out: &mut S) {
         if let Some(cache) = slot {
             let n = end - start;
             // `start < len - 15` is `start + 16 <= len` (see `Vocab::rank_in`).
             if n <= INLINE_PIECE && cache.bypass == 0 && start < text.len().saturating_sub(15) {
-                cache.count_lookup();
-                let key = pack16_words(&text[start..][..16], n);
-                if cache.inline_hit(key, out) {
-                    return;
+                // Safety: `start + 16 <= text.len()` (above).
+                let words = unsafe { &*text.as_ptr().add(start).cast::<[u8; 16]>() };
+                let key = pack16_words(words, n);
+                if let Err(empty) = cache.inline_hit(key, out) {
+                    cache.first_sight(vocab, text, start, end, key, empty, out);
                 }
-                return cache.miss(vocab, &text[start..end], Some(key), out);
+                return;
             }
         }
-        Self::merge_cold(slot, vocab, text, start, end, out)
+        // Single bytes go through the short index like any piece of up to 7 bytes (it holds
+        // all 256): a separate branch for them was mispredicted about 30,000 times per MB of
+        // English, more than the probe costs. `rank_in` answers None for a piece longer than
+        // any token without hashing it.
+        if let Some(rank) = vocab.rank_in(text, start, end) {
+            out.push(rank);
+        } else {
+            Self::merge(slot, vocab, text, start, end, out);
+        }
     }
 
-    /// [`Self::merge`] for every piece its inlined path does not take: the first piece of a
-    /// call to need the cache, pieces while the cache is bypassed, pieces too long for the
-    /// inline table or too near the end of the text to be read as two words.
+    /// Merges `text[start..end]` (at least two bytes, known not to be a single token) into
+    /// `out`, through the cache, which it makes if the call has none yet: the pieces
+    /// [`Self::encode`] does not answer from the inline table.
     #[inline(never)]
-    fn merge_cold<S: Sink>(slot: &mut Option<Self>, vocab: &Vocab, text: &[u8], start: usize, end: usize, out: &mut S) {
+    pub fn merge<S: Sink>(slot: &mut Option<Self>, vocab: &Vocab, text: &[u8], start: usize, end: usize, out: &mut S) {
         let piece = &text[start..end];
         if piece.len() > MAX_PIECE {
             return merge_miss(vocab, piece, out);
@@ -344,13 +401,12 @@ impl PieceCache {
             // Pieces that do not repeat: which of their pairs are tokens does not either.
             return merge_miss_unpredictable(vocab, piece, out);
         }
-        cache.count_lookup();
         let key = if piece.len() <= INLINE_PIECE {
             let key = match text.get(start..start + 16) {
                 Some(words) => pack16_words(words, piece.len()),
                 None => pack16(piece),
             };
-            if cache.inline_hit(key, out) {
+            if cache.inline_hit(key, out).is_ok() {
                 return;
             }
             Some(key)
@@ -360,16 +416,19 @@ impl PieceCache {
         cache.miss(vocab, piece, key, out)
     }
 
-    /// Counts a lookup in the hit-rate window, and at the window's end turns the cache off
-    /// for [`BYPASS`] pieces if it hit too rarely.
+    /// Counts a miss, and closes the hit-rate window when it holds [`WINDOW`] lookups, turning
+    /// the cache off for [`BYPASS`] pieces if it hit too rarely. Hits are counted where they
+    /// happen and the window is closed only here, at a miss, so that a hit (nearly every
+    /// piece of a warm call) costs one increment and no test; a window of hits alone needs no
+    /// decision.
     #[inline(always)]
-    fn count_lookup(&mut self) {
-        self.lookups += 1;
-        if self.lookups == WINDOW {
-            if self.hits < WINDOW / MIN_HIT_DIV {
+    fn count_miss(&mut self) {
+        self.misses += 1;
+        if self.misses + self.hits >= u64::from(WINDOW) {
+            if self.hits < u64::from(WINDOW / MIN_HIT_DIV) {
                 self.bypass = BYPASS;
             }
-            self.lookups = 0;
+            self.misses = 0;
             self.hits = 0;
         }
     }
@@ -377,22 +436,33 @@ impl PieceCache {
     /// Writes the ids of the piece whose inline key is `key` to `out` if the inline table
     /// holds it (counted as a hit).
     #[inline(always)]
-    fn inline_hit<S: Sink>(&mut self, key: [u64; 2], out: &mut S) -> bool {
-        let s = &self.inline.slots[self.inline.find(key)];
+    fn inline_hit<S: Sink>(&mut self, key: [u64; 2], out: &mut S) -> Result<(), usize> {
+        let i = self.inline.find(key);
+        // Safety: `find` returns a slot of the table.
+        let s = unsafe { self.inline.slots.get_unchecked(i) };
         if s.key[1] == 0 {
-            return false;
+            return Err(i);
         }
         self.hits += 1;
-        // The first two ids always exist: a piece that is not a token merges into at least two.
-        out.push(s.ids[0]);
-        out.push(s.ids[1]);
-        for &id in &s.ids[2..] {
-            if id == NO_ID {
-                break;
+        out.push_first(s.ids, held(&s.ids));
+        Ok(())
+    }
+
+    /// A piece of at most [`INLINE_PIECE`] bytes that the inline table does not hold (`key`:
+    /// its inline key), seen by [`Self::encode`]: a token is pushed and stored with its one
+    /// id, anything else goes to [`Self::miss`], which merges and stores it.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn first_sight<S: Sink>(&mut self, vocab: &Vocab, text: &[u8], start: usize, end: usize, key: [u64; 2], slot: usize, out: &mut S) {
+        if let Some(rank) = vocab.rank_in(text, start, end) {
+            self.count_miss();
+            out.push(rank);
+            if self.inline.len < MAX_ENTRIES {
+                self.inline.insert_at(slot, key, [rank, NO_ID, NO_ID, NO_ID]);
             }
-            out.push(id);
+            return;
         }
-        true
+        self.miss(vocab, &text[start..end], Some(key), out)
     }
 
     /// A piece the inline table does not hold (`key`: its inline key, when it has one): from
@@ -405,6 +475,12 @@ impl PieceCache {
             out.extend(ids);
             return;
         }
+        self.count_miss();
+        self.store_merge(vocab, piece, hash, key, out)
+    }
+
+    /// Merges `piece` (`hash`: its long-table hash) into `out` and stores it.
+    fn store_merge<S: Sink>(&mut self, vocab: &Vocab, piece: &[u8], hash: u64, key: Option<[u64; 2]>, out: &mut S) {
         // Merged straight into the long table's ids, where it stays unless it goes inline.
         let off = self.long.ids.len();
         merge_miss(vocab, piece, &mut self.long.ids);
@@ -477,6 +553,87 @@ mod tests {
             }
             start = end;
         }
+    }
+
+    /// `held` counts the real ids of a slot: one to four, the unused ones last.
+    #[test]
+    fn held_counts_the_real_ids() {
+        for k in 1..=INLINE_IDS {
+            let mut ids = [NO_ID; INLINE_IDS];
+            for (i, id) in ids.iter_mut().take(k).enumerate() {
+                *id = [0, 7, (1 << 31) - 1, 0xffff][i];
+            }
+            assert_eq!(held(&ids), k, "{ids:?}");
+        }
+    }
+
+    /// The whole path of [`PieceCache::encode`]: tokens and pieces that are no token, in one
+    /// text, twice. The first pass makes the cache at the first piece that is no token and
+    /// stores every short piece it meets after that (a token with its one id); the second
+    /// answers every short piece with 16 readable bytes from the inline table, a hit each (and
+    /// every other piece that is no token from a table too), storing nothing new; every answer
+    /// equals the vocabulary's or the merge's.
+    #[test]
+    fn tokens_and_merged_pieces_answer_from_one_table() {
+        let v = toy_vocab();
+        // Mostly short pieces, a quarter of them tokens (the vocabulary's own, and single
+        // bytes), some longer than the inline table takes.
+        let mut pieces = pieces(3000, 0x9e37_79b9, |next| match next(10) {
+            0 => 16 + next(20) as usize,
+            _ => 1 + next(9) as usize,
+        });
+        for (i, t) in ["abcd", "a", "cdab", "ddd", "x", "abcdab", "bca", " "].iter().cycle().take(1000).enumerate() {
+            pieces.insert(3 * i, t.as_bytes().to_vec());
+        }
+        let text: Vec<u8> = pieces.concat();
+        let want = |p: &[u8]| match v.rank(p) {
+            Some(r) => vec![r],
+            None => {
+                let mut w = Vec::new();
+                merge_piece(&v, p, &mut w);
+                w
+            }
+        };
+        // On a thread of its own, so that no kept table of another test is used.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let mut cache = None;
+                    let pass = |cache: &mut Option<PieceCache>| {
+                        let (mut start, mut short) = (0, 0);
+                        for p in &pieces {
+                            let end = start + p.len();
+                            let mut got = Vec::new();
+                            PieceCache::encode(cache, &v, &text, start, end, &mut got);
+                            assert_eq!(got, want(p), "piece {:?}", String::from_utf8_lossy(p));
+                            // Answered from a table: from the inline one, or as a piece that is
+                            // no token, from either (the others are looked up in the vocabulary).
+                            let inline = p.len() <= INLINE_PIECE && start + 16 <= text.len();
+                            short += usize::from(inline || v.rank(p).is_none());
+                            start = end;
+                        }
+                        short
+                    };
+                    pass(&mut cache);
+                    let (stored, hits) = {
+                        let c = cache.as_ref().expect("a piece that is no token made the cache");
+                        assert_eq!(c.bypass, 0);
+                        (c.inline.len, c.hits)
+                    };
+                    let one_id = |c: &PieceCache, t: &[u8]| {
+                        let s = c.inline.slots[c.inline.find(pack16(t))];
+                        s.key[1] != 0 && s.ids == [v.rank(t).unwrap(), NO_ID, NO_ID, NO_ID]
+                    };
+                    assert!(one_id(cache.as_ref().unwrap(), b"cdab"), "a token is stored with its one id");
+                    let short = pass(&mut cache);
+                    let c = cache.as_ref().unwrap();
+                    assert_eq!(c.inline.len, stored, "the second pass stores nothing new");
+                    assert_eq!(c.hits - hits, short as u64, "and every short piece is a hit");
+                    assert!(short > 2500, "most pieces are short: {short}");
+                })
+                .join()
+                .unwrap()
+        });
     }
 
     /// Many distinct pieces (so the inline table grows several times), each asked for twice:

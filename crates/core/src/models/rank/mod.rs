@@ -93,19 +93,11 @@ impl Encoder {
         self.piece_at(cache, text.as_bytes(), start, start + piece.len(), out)
     }
 
-    /// Encodes the piece `bytes[start..end]` (at least one byte).
+    /// Encodes the piece `bytes[start..end]` (at least one byte): the vocabulary, the piece
+    /// cache and the merge engines, in [`PieceCache::encode`].
     #[inline(always)]
     fn piece_at<S: Sink>(&self, cache: &mut Option<PieceCache>, bytes: &[u8], start: usize, end: usize, out: &mut S) {
-        let vocab = &self.vocab;
-        // Single bytes go through the short index like any piece of up to 7 bytes (it holds
-        // all 256): a separate branch for them was mispredicted about 30,000 times per MB of
-        // English, more than the probe costs. `rank_in` answers None for a piece longer than
-        // any token without hashing it.
-        if let Some(rank) = vocab.rank_in(bytes, start, end) {
-            out.push(rank);
-        } else {
-            PieceCache::merge(cache, vocab, bytes, start, end, out);
-        }
+        PieceCache::encode(cache, &self.vocab, bytes, start, end, out)
     }
 
     /// Encodes the pieces of `text[range]`, where `range` runs between [`Self::split_points`]
