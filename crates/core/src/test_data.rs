@@ -105,7 +105,7 @@ pub fn cjk_tokens(rng: &mut Rng, chars: &[Vec<u8>], other: &[Vec<u8>], round: us
             tokens.push(t);
         }
     }
-    if round % 3 == 0 {
+    if round.is_multiple_of(3) {
         tokens.sort_by_key(|t| t.len());
     }
 }
