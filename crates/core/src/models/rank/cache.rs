@@ -1,26 +1,33 @@
-//! A memo of merged pieces: real text repeats its words, and a piece that is not one token
-//! costs a few hundred nanoseconds to merge (a CJK piece of 100 characters, tens of
-//! microseconds) but a few tens to look up.
+//! A memo of pieces: real text repeats its words, and a piece that is not one token costs a
+//! few hundred nanoseconds to merge (a CJK piece of 100 characters, tens of microseconds) but a
+//! few tens to look up.
 //!
-//! The cache is created on the first piece of a call that needs merging. Two tables:
+//! The cache is created on the first piece of a call that needs merging, and from then on it
+//! is the first lookup of every piece ([`PieceCache::encode`]). Two tables:
 //!
-//! - **Inline** (nearly every entry): a piece of at most [`INLINE_PIECE`] bytes that merges into
-//!   at most [`INLINE_IDS`] tokens is stored whole in one 32-byte slot of an open-addressed
-//!   table: its bytes packed into two words (bytes 0-7, then bytes 8-14 and the length), and its
-//!   ids. A lookup is two multiplies, one probe (usually one cache line) and two compares; no
-//!   pointer into the text, no `memcmp`, no second array. On German text, where a quarter of
-//!   the pieces are not one token, cachegrind counted 7% fewer instructions for the encoding
-//!   than with the general map alone (wall clock: within this machine's noise;
-//!   docs/engine-experiments.md).
+//! - **Inline** (nearly every entry): a piece of at most [`INLINE_PIECE`] bytes, a token or a
+//!   piece that merges into at most [`INLINE_IDS`] tokens, is stored whole in one 32-byte slot
+//!   of an open-addressed table: its bytes packed into two words (bytes 0-7, then bytes 8-14
+//!   and the length), and its ids (a token's one id, or the merge's). A lookup is two loads
+//!   and masks, two multiplies, one probe (usually one cache line) and two compares; no
+//!   pointer into the text, no `memcmp`, no second array. A repeated short piece is one probe
+//!   here whether it is a token or not, and its ids are written with no branch on how many
+//!   (issue 14, fourteenth pass: before, tokens were looked up in the vocabulary's indexes
+//!   first and only the pieces that missed there came to this table; docs/engine.md 2a).
 //! - **Long** ([`Long`]): longer pieces (up to [`MAX_PIECE`] bytes), or pieces of more tokens,
 //!   in a hash table over two buffers that hold a copy of each key and its ids. The copy (not a
 //!   borrow of the caller's text) is what lets it outlive the call.
 //!
 //! The cache watches its own hit rate: a window of [`WINDOW`] lookups with fewer than one hit in
-//! [`MIN_HIT_DIV`] turns it off for the next [`BYPASS`] pieces, which are merged directly. Text
-//! whose pieces never repeat (random letters, base64) otherwise pays for a lookup that misses
-//! and an insert that grows the tables on every piece (perf, o200k random letters: a fifth of
-//! the time, 1% after).
+//! [`MIN_HIT_DIV`] turns it off for the next [`BYPASS`] pieces, which are looked up in the
+//! vocabulary and merged directly. Text whose pieces never repeat (random letters, base64)
+//! otherwise pays for a lookup that misses and an insert that grows the tables on every piece
+//! (perf, o200k random letters: a fifth of the time, 1% after). The window counts only pieces that are no
+//! token (a hit on a token's slot is not counted, nor a token's first sight), as before tokens
+//! were stored: counted with them, random letters (whose short tokens repeat) stayed above the
+//! rate, kept every new piece, and probed a table of several megabytes for each, a third of
+//! their speed at 10^6 bytes and the issue's linearity figure 14 instead of 11. While the cache
+//! is off, every piece is looked up in the vocabulary first.
 //!
 //! Both tables outlive the call: each thread keeps its last ones, with the [`Vocab::serial`]
 //! they were filled from, and the next call on the same table starts from them. A batch of
@@ -247,10 +254,12 @@ impl Long {
 }
 
 /// Bits of a new inline table for a call with `text_len` bytes of text left: a slot per 64
-/// bytes, from 256 slots up to [`KEPT_SLOTS`]. Real text stores far fewer pieces than that
-/// (o200k, 1.5 MB: German 12 k, Turkish 15 k, English 3.5 k, so a table of 32 k slots is at
-/// most about half full), and the bound keeps a large text's table to what a thread keeps
-/// anyway (1 MB).
+/// bytes, from 256 slots up to [`KEPT_SLOTS`]. Real text stores far fewer pieces than that: at
+/// most its distinct pieces of up to 15 bytes (the first 1.5 MB of each corpus, o200k's
+/// pattern: English 7,237, code 15,033, German 18,834, Turkish 19,052, zh-fortunes 19,856), so
+/// a table of 32 k slots is at most about 61% full; and the bound keeps a large text's table
+/// to what a thread keeps anyway (1 MB). A text with more than about 24 k distinct short
+/// pieces grows its table past [`KEPT_SLOTS`], which is then not kept for the next call.
 fn start_bits(text_len: usize) -> u32 {
     ((text_len / 64).next_power_of_two().trailing_zeros()).clamp(8, KEPT_SLOTS.trailing_zeros())
 }
@@ -282,6 +291,9 @@ pub struct PieceCache {
     hits: u64,
     /// Pieces still to merge directly, without the cache (see [`BYPASS`]).
     bypass: u32,
+    /// Pieces still to look up in the vocabulary first rather than in the inline table: set
+    /// with `bypass` (which counts merged pieces; this counts every piece).
+    front: u32,
 }
 
 /// Lookups per window of the hit-rate check.
@@ -339,6 +351,7 @@ impl PieceCache {
             misses: 0,
             hits: 0,
             bypass: 0,
+            front: 0,
         }
     }
 
@@ -349,9 +362,9 @@ impl PieceCache {
     /// [`INLINE_PIECE`] bytes with 16 bytes of text readable from its start is one probe of
     /// the inline table, which holds tokens (with their one id) and merged pieces alike; on a
     /// miss it is looked up in the vocabulary or merged, and stored ([`Self::first_sight`]).
-    /// Any other piece (no cache yet, the cache bypassed, a longer piece, the last 15 bytes of
-    /// the text) is looked up whole in the vocabulary and, if it is no token, merged through
-    /// [`Self::merge`].
+    /// Any other piece (no cache yet, the cache bypassed or its inline table not first for now:
+    /// module docs; a longer piece, the last 15 bytes of the text) is looked up whole in the
+    /// vocabulary and, if it is no token, merged through [`Self::merge`].
     ///
     /// Why one table for both: real text is a few thousand distinct short pieces, repeated
     /// (o200k, 1.5 MB: English 7,237 distinct pieces of at most 15 bytes among 355,829, German
@@ -365,7 +378,9 @@ impl PieceCache {
         if let Some(cache) = slot {
             let n = end - start;
             // `start < len - 15` is `start + 16 <= len` (see `Vocab::rank_in`).
-            if n <= INLINE_PIECE && cache.bypass == 0 && start < text.len().saturating_sub(15) {
+            if cache.front > 0 {
+                cache.front -= 1;
+            } else if n <= INLINE_PIECE && start < text.len().saturating_sub(15) {
                 // Safety: `start + 16 <= text.len()` (above).
                 let words = unsafe { &*text.as_ptr().add(start).cast::<[u8; 16]>() };
                 let key = pack16_words(words, n);
@@ -427,6 +442,7 @@ impl PieceCache {
         if self.misses + self.hits >= u64::from(WINDOW) {
             if self.hits < u64::from(WINDOW / MIN_HIT_DIV) {
                 self.bypass = BYPASS;
+                self.front = BYPASS;
             }
             self.misses = 0;
             self.hits = 0;
@@ -434,7 +450,8 @@ impl PieceCache {
     }
 
     /// Writes the ids of the piece whose inline key is `key` to `out` if the inline table
-    /// holds it (counted as a hit).
+    /// holds it (a piece that is no token counted as a hit); else the empty slot the probe
+    /// ended at.
     #[inline(always)]
     fn inline_hit<S: Sink>(&mut self, key: [u64; 2], out: &mut S) -> Result<(), usize> {
         let i = self.inline.find(key);
@@ -443,8 +460,10 @@ impl PieceCache {
         if s.key[1] == 0 {
             return Err(i);
         }
-        self.hits += 1;
-        out.push_first(s.ids, held(&s.ids));
+        let k = held(&s.ids);
+        // Only pieces that are no token count toward the hit rate (module docs).
+        self.hits += u64::from(k > 1);
+        out.push_first(s.ids, k);
         Ok(())
     }
 
@@ -455,7 +474,6 @@ impl PieceCache {
     #[allow(clippy::too_many_arguments)]
     fn first_sight<S: Sink>(&mut self, vocab: &Vocab, text: &[u8], start: usize, end: usize, key: [u64; 2], slot: usize, out: &mut S) {
         if let Some(rank) = vocab.rank_in(text, start, end) {
-            self.count_miss();
             out.push(rank);
             if self.inline.len < MAX_ENTRIES {
                 self.inline.insert_at(slot, key, [rank, NO_ID, NO_ID, NO_ID]);
@@ -570,9 +588,9 @@ mod tests {
     /// The whole path of [`PieceCache::encode`]: tokens and pieces that are no token, in one
     /// text, twice. The first pass makes the cache at the first piece that is no token and
     /// stores every short piece it meets after that (a token with its one id); the second
-    /// answers every short piece with 16 readable bytes from the inline table, a hit each (and
-    /// every other piece that is no token from a table too), storing nothing new; every answer
-    /// equals the vocabulary's or the merge's.
+    /// answers every short piece with 16 readable bytes from the inline table, storing nothing
+    /// new, and every piece that is no token from a table (a hit each); every answer equals the
+    /// vocabulary's or the merge's.
     #[test]
     fn tokens_and_merged_pieces_answer_from_one_table() {
         let v = toy_vocab();
@@ -585,6 +603,9 @@ mod tests {
         for (i, t) in ["abcd", "a", "cdab", "ddd", "x", "abcdab", "bca", " "].iter().cycle().take(1000).enumerate() {
             pieces.insert(3 * i, t.as_bytes().to_vec());
         }
+        // Each piece twice in a row: pieces that are no token then hit half the time, which
+        // keeps the cache on (the test below has them never repeat).
+        let pieces: Vec<Vec<u8>> = pieces.into_iter().flat_map(|p| [p.clone(), p]).collect();
         let text: Vec<u8> = pieces.concat();
         let want = |p: &[u8]| match v.rank(p) {
             Some(r) => vec![r],
@@ -600,19 +621,17 @@ mod tests {
                 .spawn(|| {
                     let mut cache = None;
                     let pass = |cache: &mut Option<PieceCache>| {
-                        let (mut start, mut short) = (0, 0);
+                        let (mut start, mut merged) = (0, 0);
                         for p in &pieces {
                             let end = start + p.len();
                             let mut got = Vec::new();
                             PieceCache::encode(cache, &v, &text, start, end, &mut got);
                             assert_eq!(got, want(p), "piece {:?}", String::from_utf8_lossy(p));
-                            // Answered from a table: from the inline one, or as a piece that is
-                            // no token, from either (the others are looked up in the vocabulary).
-                            let inline = p.len() <= INLINE_PIECE && start + 16 <= text.len();
-                            short += usize::from(inline || v.rank(p).is_none());
+                            // Hits are counted for pieces that are no token (module docs).
+                            merged += usize::from(v.rank(p).is_none());
                             start = end;
                         }
-                        short
+                        merged
                     };
                     pass(&mut cache);
                     let (stored, hits) = {
@@ -625,11 +644,53 @@ mod tests {
                         s.key[1] != 0 && s.ids == [v.rank(t).unwrap(), NO_ID, NO_ID, NO_ID]
                     };
                     assert!(one_id(cache.as_ref().unwrap(), b"cdab"), "a token is stored with its one id");
-                    let short = pass(&mut cache);
+                    let merged = pass(&mut cache);
                     let c = cache.as_ref().unwrap();
                     assert_eq!(c.inline.len, stored, "the second pass stores nothing new");
-                    assert_eq!(c.hits - hits, short as u64, "and every short piece is a hit");
-                    assert!(short > 2500, "most pieces are short: {short}");
+                    assert_eq!(c.hits - hits, merged as u64, "every piece that is no token is a hit");
+                    assert!(merged > 1500, "{merged} pieces that are no token");
+                })
+                .join()
+                .unwrap()
+        });
+    }
+
+    /// Pieces that are no token and never repeat, between tokens that always do (random
+    /// letters under o200k: its short tokens repeat, its longer pieces do not): the hit rate
+    /// counts only the former, so the cache turns itself off, and then every piece is looked up
+    /// in the vocabulary first. Answers are the vocabulary's or the merge's throughout.
+    #[test]
+    fn repeated_tokens_do_not_keep_the_cache_on() {
+        let v = toy_vocab();
+        let fresh = pieces(4000, 0x5851_f42d, |next| 6 + next(6) as usize);
+        let mut list = Vec::new();
+        for p in &fresh {
+            list.push(p.clone());
+            list.push(b"ab".to_vec());
+            list.push(b"x".to_vec());
+        }
+        let text: Vec<u8> = list.concat();
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let (mut cache, mut start, mut off) = (None, 0, 0);
+                    for p in &list {
+                        let end = start + p.len();
+                        let mut got = Vec::new();
+                        PieceCache::encode(&mut cache, &v, &text, start, end, &mut got);
+                        let want = v.rank(p).map_or_else(
+                            || {
+                                let mut w = Vec::new();
+                                merge_piece(&v, p, &mut w);
+                                w
+                            },
+                            |r| vec![r],
+                        );
+                        assert_eq!(got, want);
+                        off += usize::from(cache.as_ref().is_some_and(|c| c.bypass > 0 && c.front > 0));
+                        start = end;
+                    }
+                    assert!(off > list.len() / 2, "the cache was off for {off} of {} pieces", list.len());
                 })
                 .join()
                 .unwrap()
