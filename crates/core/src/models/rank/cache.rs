@@ -36,13 +36,15 @@
 //! text is mostly long pieces: without the long table kept, every warm call merged them all).
 //! Threads share nothing, so more threads add no contention. A call that cannot use the kept
 //! tables (another table's, or after `clear_cache`) empties them and fills them again, and
-//! a new inline table starts sized for the text ([`PieceCache::new`]). The inline table is kept up to
-//! [`KEPT_SLOTS`] slots (1 MB; a larger one is dropped); the long table is bounded by
-//! [`MAX_ENTRIES`] entries and [`LONG_BYTES`] bytes of keys and ids, and when an insert would
-//! pass either it is emptied and fills again (see [`Long::insert`]).
+//! a new inline table starts sized for the text ([`PieceCache::new`]). The inline table holds at
+//! most [`INLINE_ENTRIES`] pieces, so it never grows past [`KEPT_SLOTS`] slots (2 MB) and is
+//! always kept; the long table is bounded by [`MAX_ENTRIES`] entries and [`LONG_BYTES`] bytes
+//! of keys and ids, and when an insert would pass either it is emptied and fills again (see
+//! [`Long::insert`]).
 //!
-//! At most [`MAX_ENTRIES`] pieces per inline table; past that, and for pieces of more than
-//! [`MAX_PIECE`] bytes, pieces are merged directly. Output is identical with or without the
+//! Past [`INLINE_ENTRIES`] short pieces are not stored (a token is looked up in the vocabulary
+//! each time, a piece that is no token merged), and pieces of more than [`MAX_PIECE`] bytes are
+//! merged directly. Output is identical with or without the
 //! cache: it stores exactly what the merge produced.
 
 use std::hash::BuildHasher;
@@ -66,9 +68,9 @@ pub const INLINE_IDS: usize = 4;
 /// Most bytes of keys and ids (4 bytes each) the long table holds. Every corpus we have fits
 /// several times over (zh-fortunes, the largest, needs about 2 MB), so that a warm call finds
 /// every piece; with the table's own slots (at most [`MAX_ENTRIES`] entries: 3 MB) and the
-/// inline table it keeps a thread's cache under 12 MB, within issue 14's bound of 25 MB more
-/// per encoding on two threads.
-pub const LONG_BYTES: usize = 8 << 20;
+/// inline table (2 MB) it keeps a thread's cache under 12 MB, within issue 14's bound of 25 MB
+/// more per encoding on two threads.
+pub const LONG_BYTES: usize = 7 << 20;
 
 /// No id is this (ids are at most 2^31 - 1): marks the unused ids of a slot.
 const NO_ID: u32 = u32::MAX;
@@ -258,20 +260,27 @@ impl Long {
 /// most its distinct pieces of up to 15 bytes (the first 1.5 MB of each corpus, o200k's
 /// pattern: English 7,237, code 15,033, German 18,834, Turkish 19,052, zh-fortunes 19,856), so
 /// a table of 32 k slots is at most about 61% full; and the bound keeps a large text's table
-/// to what a thread keeps anyway (1 MB). A text with more than about 24 k distinct short
-/// pieces grows its table past [`KEPT_SLOTS`], which is then not kept for the next call.
+/// to half of what a thread keeps. A text with more than about 24 k distinct short pieces
+/// (the whole of de.txt: 33,792) grows its table once, to [`KEPT_SLOTS`].
 fn start_bits(text_len: usize) -> u32 {
     ((text_len / 64).next_power_of_two().trailing_zeros()).clamp(8, KEPT_SLOTS.trailing_zeros())
 }
 
-/// Most slots of an inline table a thread keeps after a call (32 bytes each: 1 MB).
-pub const KEPT_SLOTS: usize = 1 << 15;
+/// Most slots of an inline table (32 bytes each: 2 MB), all kept by the thread after a call.
+/// Why 2 MB (it was 1 MB until tokens were stored too): the whole of de.txt (4.1 MB) has 33,792
+/// distinct pieces of up to 15 bytes, and a table that grew past what a thread keeps was
+/// dropped after each call, so a warm call of that text started empty (o200k: 130 MB/s
+/// against 190 with the table kept).
+pub const KEPT_SLOTS: usize = 1 << 16;
+/// Most pieces an inline table stores: a table of [`KEPT_SLOTS`] slots at its load bound of
+/// 3/4, so that it never grows past what its thread keeps.
+pub const INLINE_ENTRIES: usize = KEPT_SLOTS / 4 * 3;
 
 /// What a thread keeps between calls: the [`Vocab::serial`] of the table it caches, and its
-/// tables (no inline table when the last call's grew past [`KEPT_SLOTS`]).
+/// tables.
 struct Kept {
     serial: u64,
-    inline: Option<Inline>,
+    inline: Inline,
     long: Long,
 }
 
@@ -306,13 +315,12 @@ const MIN_HIT_DIV: u32 = 8;
 const BYPASS: u32 = 1 << 15;
 
 impl Drop for PieceCache {
-    /// Hands the tables back to the thread for its next call (the inline table unless it grew
-    /// past [`KEPT_SLOTS`]).
+    /// Hands the tables back to the thread for its next call.
     fn drop(&mut self) {
         let inline = std::mem::replace(&mut self.inline, Inline { slots: Vec::new(), len: 0, shift: 64 });
         let kept = Kept {
             serial: self.serial,
-            inline: (inline.slots.len() <= KEPT_SLOTS).then_some(inline),
+            inline,
             long: std::mem::replace(&mut self.long, Long::new()),
         };
         // `try_with`: during thread teardown the slot may already be gone; then the tables
@@ -337,10 +345,10 @@ impl PieceCache {
         let bits = start_bits(text_len);
         let kept = KEPT.try_with(|k| k.take()).ok().flatten();
         let (inline, long) = match kept {
-            Some(k) if k.serial == serial => (k.inline.unwrap_or_else(|| Inline::new(bits)), k.long),
+            Some(k) if k.serial == serial => (k.inline, k.long),
             Some(mut k) => {
                 k.long.clear();
-                (k.inline.map_or_else(|| Inline::new(bits), |t| Inline::recycled(t.slots, bits)), k.long)
+                (Inline::recycled(k.inline.slots, bits), k.long)
             }
             None => (Inline::new(bits), Long::new()),
         };
@@ -475,7 +483,7 @@ impl PieceCache {
     fn first_sight<S: Sink>(&mut self, vocab: &Vocab, text: &[u8], start: usize, end: usize, key: [u64; 2], slot: usize, out: &mut S) {
         if let Some(rank) = vocab.rank_in(text, start, end) {
             out.push(rank);
-            if self.inline.len < MAX_ENTRIES {
+            if self.inline.len < INLINE_ENTRIES {
                 self.inline.insert_at(slot, key, [rank, NO_ID, NO_ID, NO_ID]);
             }
             return;
@@ -508,7 +516,7 @@ impl PieceCache {
             // At least two ids (a lookup emits the first two unconditionally); always true here,
             // as a piece that merges into one id is a token, but not assumed.
             Some(key) if (2..=INLINE_IDS).contains(&got.len()) => {
-                if self.inline.len < MAX_ENTRIES {
+                if self.inline.len < INLINE_ENTRIES {
                     let mut ids = [NO_ID; INLINE_IDS];
                     for (k, id) in ids.iter_mut().enumerate() {
                         // A fixed-length loop, not a copy of got.len() ids (a `memcpy` call).
@@ -806,7 +814,8 @@ mod tests {
         });
         // A large text starts with a large table: no growth on the way (the cold call's
         // rehashing and page faults were a few percent of it).
-        assert_eq!(start_bits(1_500_000), KEPT_SLOTS.trailing_zeros());
+        assert_eq!(start_bits(4_000_000), KEPT_SLOTS.trailing_zeros());
+        assert_eq!(start_bits(1_500_000), 15);
         assert_eq!(start_bits(100_000), 11);
         assert_eq!(start_bits(4_000), 8);
     }
