@@ -22,12 +22,12 @@
 //! [`MIN_HIT_DIV`] turns it off for the next [`BYPASS`] pieces, which are looked up in the
 //! vocabulary and merged directly. Text whose pieces never repeat (random letters, base64)
 //! otherwise pays for a lookup that misses and an insert that grows the tables on every piece
-//! (perf, o200k random letters: a fifth of the time, 1% after). The window counts only pieces that are no
-//! token (a hit on a token's slot is not counted, nor a token's first sight), as before tokens
-//! were stored: counted with them, random letters (whose short tokens repeat) stayed above the
-//! rate, kept every new piece, and probed a table of several megabytes for each, a third of
-//! their speed at 10^6 bytes and the issue's linearity figure 14 instead of 11. While the cache
-//! is off, every piece is looked up in the vocabulary first.
+//! (perf, o200k random letters: a fifth of the time, 1% after). While it is off, every piece is
+//! looked up in the vocabulary first. The window counts only pieces that are no token (a hit on
+//! a token's slot is not counted, nor a token's first sight), as before tokens were stored:
+//! counted with them, random letters (whose short tokens repeat) stayed above the rate, kept
+//! every new piece, and probed a table of several megabytes for each, a third of their speed at
+//! 10^6 bytes (issue 14's linearity figure 14 instead of 11).
 //!
 //! Both tables outlive the call: each thread keeps its last ones, with the [`Vocab::serial`]
 //! they were filled from, and the next call on the same table starts from them. A batch of
@@ -44,8 +44,8 @@
 //!
 //! Past [`INLINE_ENTRIES`] short pieces are not stored (a token is looked up in the vocabulary
 //! each time, a piece that is no token merged), and pieces of more than [`MAX_PIECE`] bytes are
-//! merged directly. Output is identical with or without the
-//! cache: it stores exactly what the merge produced.
+//! merged directly. Output is identical with or without the cache: it stores exactly what the
+//! vocabulary or the merge gave.
 
 use std::hash::BuildHasher;
 
@@ -98,7 +98,7 @@ fn held(ids: &[u32; INLINE_IDS]) -> usize {
     }
 }
 
-/// `key[1] == 0` marks an empty slot (a stored key has its length, at least 2, in the top byte).
+/// `key[1] == 0` marks an empty slot (a stored key has its length, at least 1, in the top byte).
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
 struct Slot {
@@ -298,11 +298,9 @@ pub struct PieceCache {
     /// they happen, the window is closed at a miss: see [`Self::count_miss`]).
     misses: u64,
     hits: u64,
-    /// Pieces still to merge directly, without the cache (see [`BYPASS`]).
+    /// Pieces still to merge directly, without the cache (see [`BYPASS`]); meanwhile every
+    /// piece is looked up in the vocabulary first.
     bypass: u32,
-    /// Pieces still to look up in the vocabulary first rather than in the inline table: set
-    /// with `bypass` (which counts merged pieces; this counts every piece).
-    front: u32,
 }
 
 /// Lookups per window of the hit-rate check.
@@ -359,7 +357,6 @@ impl PieceCache {
             misses: 0,
             hits: 0,
             bypass: 0,
-            front: 0,
         }
     }
 
@@ -370,9 +367,9 @@ impl PieceCache {
     /// [`INLINE_PIECE`] bytes with 16 bytes of text readable from its start is one probe of
     /// the inline table, which holds tokens (with their one id) and merged pieces alike; on a
     /// miss it is looked up in the vocabulary or merged, and stored ([`Self::first_sight`]).
-    /// Any other piece (no cache yet, the cache bypassed or its inline table not first for now:
-    /// module docs; a longer piece, the last 15 bytes of the text) is looked up whole in the
-    /// vocabulary and, if it is no token, merged through [`Self::merge`].
+    /// Any other piece (no cache yet, the cache bypassed: module docs; a longer piece, the last
+    /// 15 bytes of the text) is looked up whole in the vocabulary and, if it is no token,
+    /// merged through [`Self::merge`].
     ///
     /// Why one table for both: real text is a few thousand distinct short pieces, repeated
     /// (o200k, 1.5 MB: English 7,237 distinct pieces of at most 15 bytes among 355,829, German
@@ -386,9 +383,7 @@ impl PieceCache {
         if let Some(cache) = slot {
             let n = end - start;
             // `start < len - 15` is `start + 16 <= len` (see `Vocab::rank_in`).
-            if cache.front > 0 {
-                cache.front -= 1;
-            } else if n <= INLINE_PIECE && start < text.len().saturating_sub(15) {
+            if n <= INLINE_PIECE && cache.bypass == 0 && start < text.len().saturating_sub(15) {
                 // Safety: `start + 16 <= text.len()` (above).
                 let words = unsafe { &*text.as_ptr().add(start).cast::<[u8; 16]>() };
                 let key = pack16_words(words, n);
@@ -450,7 +445,6 @@ impl PieceCache {
         if self.misses + self.hits >= u64::from(WINDOW) {
             if self.hits < u64::from(WINDOW / MIN_HIT_DIV) {
                 self.bypass = BYPASS;
-                self.front = BYPASS;
             }
             self.misses = 0;
             self.hits = 0;
@@ -513,8 +507,9 @@ impl PieceCache {
         let got = &self.long.ids[off..];
         out.extend(got);
         match key {
-            // At least two ids (a lookup emits the first two unconditionally); always true here,
-            // as a piece that merges into one id is a token, but not assumed.
+            // At least two ids (a slot of one id is read as a token's, which would not count as
+            // a hit); always true here, as a piece that merges into one id is a token, but not
+            // assumed.
             Some(key) if (2..=INLINE_IDS).contains(&got.len()) => {
                 if self.inline.len < INLINE_ENTRIES {
                     let mut ids = [NO_ID; INLINE_IDS];
@@ -695,7 +690,7 @@ mod tests {
                             |r| vec![r],
                         );
                         assert_eq!(got, want);
-                        off += usize::from(cache.as_ref().is_some_and(|c| c.bypass > 0 && c.front > 0));
+                        off += usize::from(cache.as_ref().is_some_and(|c| c.bypass > 0));
                         start = end;
                     }
                     assert!(off > list.len() / 2, "the cache was off for {off} of {} pieces", list.len());
