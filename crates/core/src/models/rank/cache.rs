@@ -514,11 +514,6 @@ impl PieceCache {
             return;
         }
         self.count_miss();
-        self.store_merge(vocab, piece, hash, key, out)
-    }
-
-    /// Merges `piece` (`hash`: its long-table hash) into `out` and stores it.
-    fn store_merge<S: Sink>(&mut self, vocab: &Vocab, piece: &[u8], hash: u64, key: Option<[u64; 2]>, out: &mut S) {
         // Merged straight into the long table's ids, where it stays unless it goes inline.
         let off = self.long.ids.len();
         merge_miss(vocab, piece, &mut self.long.ids);
