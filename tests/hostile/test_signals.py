@@ -26,7 +26,9 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 # A child that loops over long batch, parallel and single calls (each well over the moment
 # the signal arrives), says when it has started, and reports how it ended.
 CHILD = r"""
-import sys, bytepair
+import faulthandler, signal, sys, bytepair
+# On a hang the test asks for every Python thread's stack (SIGUSR1) before it kills the child.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 enc = bytepair.get_encoding("o200k_base")
 docs = ["the quick brown fox jumps over the lazy dog, 1234 times. " * 200] * 400
 text = "".join(docs)
@@ -50,13 +52,35 @@ def _child(code: str, *args: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env=env)
 
 
-def _wait(proc: subprocess.Popen) -> tuple[str, str]:
+def _where(pid: int) -> str:
+    """Where each thread of a hung child waits, from /proc (no debugger needed): its name,
+    state and kernel wait channel, and the syscall it is in."""
+    lines = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        def read(name: str) -> str:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                    return f.read().strip()
+            except OSError as e:
+                return f"({e.strerror})"
+        state = read("stat").rsplit(")", 1)[-1].split()[:1]
+        lines.append(f"thread {tid} {read('comm')!r}: state {state}, wchan {read('wchan')!r}, syscall {read('syscall')!r}")
+    return "\n".join(lines)
+
+
+def _wait(proc: subprocess.Popen, hung_stacks: bool = False) -> tuple[str, str]:
     try:
         out, err = proc.communicate(timeout=DEADLINE)
     except subprocess.TimeoutExpired:
+        # A hang: say where the child is before killing it (a hang seen once in ~400 runs was
+        # not reproduced, so the next one must explain itself).
+        where = _where(proc.pid) if os.path.isdir(f"/proc/{proc.pid}/task") else "(no /proc)"
+        if hung_stacks:
+            proc.send_signal(signal.SIGUSR1)  # the child's faulthandler prints its Python stacks
+            time.sleep(2)
         proc.kill()
         out, err = proc.communicate()
-        pytest.fail(f"the process did not end within {DEADLINE} s of the signal (a hang)\n{err[-3000:]}")
+        pytest.fail(f"the process did not end within {DEADLINE} s of the signal (a hang)\n{where}\n{err[-6000:]}")
     return out, err
 
 
@@ -65,7 +89,7 @@ def test_sigint_inside_core_calls_raises_keyboardinterrupt_and_pools_still_work(
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.5)  # inside the loop's core calls
     proc.send_signal(signal.SIGINT)
-    out, err = _wait(proc)
+    out, err = _wait(proc, hung_stacks=True)
     assert proc.returncode == 0, err[-3000:]
     assert "interrupted" in out
 
@@ -75,7 +99,7 @@ def test_sigterm_ends_a_process_inside_core_calls():
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
-    _wait(proc)
+    _wait(proc, hung_stacks=True)
     assert proc.returncode == -signal.SIGTERM
 
 
