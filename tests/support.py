@@ -50,3 +50,9 @@ def mistral_model(name: str) -> Path:
     spec = importlib.util.find_spec("mistral_common")
     require(spec is not None and bool(spec.submodule_search_locations), "mistral-common (the SentencePiece models)")
     return Path(next(iter(spec.submodule_search_locations))) / "data" / name
+
+# The first line of a child process that a test sends Ctrl-C (SIGINT): the handler an
+# interactive Python has. A child inherits an ignored SIGINT when the test run was started in
+# the background by a shell without job control (`pytest &` in a script), and Python then
+# leaves it ignored, so the child never stops: a hang that says nothing about bytepair.
+SIGINT_HANDLED = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)"

@@ -18,14 +18,14 @@ import time
 
 import pytest
 
-from support import REPO
+from support import REPO, SIGINT_HANDLED
 
 DEADLINE = 60  # seconds
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
 # A child that loops over long batch, parallel and single calls (each well over the moment
 # the signal arrives), says when it has started, and reports how it ended.
-CHILD = r"""
+CHILD = SIGINT_HANDLED + r"""
 import faulthandler, signal, sys, bytepair
 # On a hang the test asks for every Python thread's stack (SIGUSR1) before it kills the child.
 faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -54,8 +54,13 @@ def _child(code: str, *args: str) -> subprocess.Popen:
 
 def _where(pid: int) -> str:
     """Where each thread of a hung child waits, from /proc (no debugger needed): its name,
-    state and kernel wait channel, and the syscall it is in."""
-    lines = []
+    state and kernel wait channel, and the syscall it is in; and the process's masks of
+    ignored and caught signals (an ignored SIGINT is bit 1 of SigIgn)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            lines = [line.strip() for line in f if line.startswith(("SigIgn", "SigCgt", "SigBlk"))]
+    except OSError as e:
+        lines = [f"(status: {e.strerror})"]
     for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
         def read(name: str) -> str:
             try:
@@ -72,8 +77,7 @@ def _wait(proc: subprocess.Popen, hung_stacks: bool = False) -> tuple[str, str]:
     try:
         out, err = proc.communicate(timeout=DEADLINE)
     except subprocess.TimeoutExpired:
-        # A hang: say where the child is before killing it (a hang seen once in ~400 runs was
-        # not reproduced, so the next one must explain itself).
+        # A hang: say where the child is before killing it, so that it explains itself.
         where = _where(proc.pid) if os.path.isdir(f"/proc/{proc.pid}/task") else "(no /proc)"
         if hung_stacks:
             proc.send_signal(signal.SIGUSR1)  # the child's faulthandler prints its Python stacks
@@ -105,7 +109,7 @@ def test_sigterm_ends_a_process_inside_core_calls():
 
 def test_cli_ctrl_c_is_exit_130_and_one_line():
     # `bytepair count -` waiting on a stdin that stays open, interrupted as a user would.
-    proc = _child("import sys; from bytepair.cli import main; sys.argv = ['bytepair', 'count', '-']; "
+    proc = _child(SIGINT_HANDLED + "\nimport sys; from bytepair.cli import main; sys.argv = ['bytepair', 'count', '-']; "
                   "print('ready', flush=True); main()")
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.5)  # reading stdin

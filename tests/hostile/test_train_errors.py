@@ -10,6 +10,7 @@ import pytest
 
 import bytepair
 from bytepair.errors import FormatError, PatternError, TrainingError, VocabError
+from support import SIGINT_HANDLED
 
 # The module (the package attribute `bytepair.train` is the function).
 train_module = importlib.import_module("bytepair.train")
@@ -182,7 +183,7 @@ def test_sigint_in_a_real_process_stops_cleanly(tmp_path):
     import sys
 
     out = tmp_path / "never.tiktoken"
-    script = f"""
+    script = SIGINT_HANDLED + f"""
 import sys, time, bytepair
 def docs():
     for i in range(10**9):
