@@ -56,20 +56,23 @@ def _where(pid: int) -> str:
     """Where each thread of a hung child waits, from /proc (no debugger needed): its name,
     state and kernel wait channel, and the syscall it is in; and the process's masks of
     ignored and caught signals (an ignored SIGINT is bit 1 of SigIgn)."""
+    def read(path: str) -> str:
+        # The child may be gone, or a thread may end, between two reads.
+        try:
+            with open(f"/proc/{pid}/{path}") as f:
+                return f.read().strip()
+        except OSError as e:
+            return f"({e.strerror})"
+
+    lines = [line for line in read("status").splitlines() if line.startswith(("SigIgn", "SigCgt", "SigBlk"))]
     try:
-        with open(f"/proc/{pid}/status") as f:
-            lines = [line.strip() for line in f if line.startswith(("SigIgn", "SigCgt", "SigBlk"))]
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
     except OSError as e:
-        lines = [f"(status: {e.strerror})"]
-    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
-        def read(name: str) -> str:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/{name}") as f:
-                    return f.read().strip()
-            except OSError as e:
-                return f"({e.strerror})"
-        state = read("stat").rsplit(")", 1)[-1].split()[:1]
-        lines.append(f"thread {tid} {read('comm')!r}: state {state}, wchan {read('wchan')!r}, syscall {read('syscall')!r}")
+        tids, lines = [], lines + [f"(threads: {e.strerror})"]
+    for tid in tids:
+        state = read(f"task/{tid}/stat").rsplit(")", 1)[-1].split()[:1]
+        lines.append(f"thread {tid} {read(f'task/{tid}/comm')!r}: state {state}, "
+                     f"wchan {read(f'task/{tid}/wchan')!r}, syscall {read(f'task/{tid}/syscall')!r}")
     return "\n".join(lines)
 
 
@@ -78,7 +81,7 @@ def _wait(proc: subprocess.Popen, hung_stacks: bool = False) -> tuple[str, str]:
         out, err = proc.communicate(timeout=DEADLINE)
     except subprocess.TimeoutExpired:
         # A hang: say where the child is before killing it, so that it explains itself.
-        where = _where(proc.pid) if os.path.isdir(f"/proc/{proc.pid}/task") else "(no /proc)"
+        where = _where(proc.pid)
         if hung_stacks:
             proc.send_signal(signal.SIGUSR1)  # the child's faulthandler prints its Python stacks
             time.sleep(2)
