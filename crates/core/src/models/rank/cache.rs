@@ -279,9 +279,10 @@ impl Long {
 /// bytes, from 256 slots up to [`KEPT_SLOTS`]. Real text stores far fewer pieces than that: at
 /// most its distinct pieces of up to 15 bytes (the first 1.5 MB of each corpus, o200k's
 /// pattern: English 7,237, code 15,033, German 18,834, Turkish 19,052, zh-fortunes 19,856), so
-/// a table of 32 k slots is at most about 61% full; and the bound keeps a large text's table
-/// to half of what a thread keeps. A text with more than about 24 k distinct short pieces
-/// (the whole of de.txt: 33,792) grows its table once, to [`KEPT_SLOTS`].
+/// a table of 32 k slots (a 1.5 MB text's) is at most about 61% full. A text of more than 2 MB
+/// (the whole of de.txt: 4.1 MB, 33,792 distinct short pieces) starts at [`KEPT_SLOTS`], the
+/// most a table has; a shorter one with more than about 24 k distinct short pieces grows its
+/// table once, to that.
 fn start_bits(text_len: usize) -> u32 {
     ((text_len / 64).next_power_of_two().trailing_zeros()).clamp(8, KEPT_SLOTS.trailing_zeros())
 }
