@@ -5,6 +5,8 @@
 //! interleaved and prints the time each stage adds; `stats` prints piece lengths, hits and misses.
 //! `stage <table.bpe2> <enc> load [reps]` times reading the table and building its index.
 //! Every timed run starts with no kept piece cache unless STAGE_WARM is set.
+//! STAGE_GAP_MS=n sleeps n ms before each timed run: the tables are then partly out of the
+//! CPU's caches, as when a call follows other work (benchmarks/encode.py interleaves libraries).
 use bytepair_core::formats::bpe2;
 use bytepair_core::pretokenize::{patterns, Pretokenizer};
 use bytepair_core::{Encoder, SpecialFilter};
@@ -36,6 +38,7 @@ fn main() {
     // STAGE_WARM=1 lets each run reuse the pieces the thread kept from the one before (a
     // stream of documents); by default every run starts cold, as a single text would.
     let cold = std::env::var_os("STAGE_WARM").is_none();
+    let gap = Gap::from_env();
     if let Some(max) = args.get(6).map(|s| s.parse::<usize>().unwrap()) {
         let mut m = max.min(text.len());
         while !text.is_char_boundary(m) {
@@ -53,10 +56,8 @@ fn main() {
                 if cold {
                     enc.vocab().forget_cached();
                 }
-                if cold {
-            enc.vocab().forget_cached();
-        }
-        let t = Instant::now();
+                gap.pause();
+                let t = Instant::now();
                 match *m {
                     "split" => pre.for_each_piece(&text, |p| sink += p.len() as u64).unwrap(),
                     "lookup" => pre.for_each_piece(&text, |p| sink += enc.vocab().rank(p.as_bytes()).unwrap_or(1) as u64).unwrap(),
@@ -80,6 +81,7 @@ fn main() {
         if cold {
             enc.vocab().forget_cached();
         }
+        gap.pause();
         let t = Instant::now();
         match args[3].as_str() {
             "split" => pre.for_each_piece(&text, |p| sink += p.len() as u64).unwrap(),
@@ -122,4 +124,19 @@ fn main() {
         best = best.min(t.elapsed().as_secs_f64());
     }
     println!("{} {} {}: best {:.1} MB/s ({sink})", args[2], args[3], args[4], text.len() as f64 / 1e6 / best);
+}
+
+/// The pause before each timed run (`STAGE_GAP_MS`), none by default.
+struct Gap(Option<std::time::Duration>);
+
+impl Gap {
+    fn from_env() -> Self {
+        Gap(std::env::var("STAGE_GAP_MS").ok().map(|s| std::time::Duration::from_millis(s.parse().unwrap())))
+    }
+
+    fn pause(&self) {
+        if let Some(d) = self.0 {
+            std::thread::sleep(d);
+        }
+    }
 }
