@@ -55,7 +55,8 @@ def random_text(rnd: random.Random, max_parts: int = 30) -> str:
 
 
 # What the block path classifies itself: ASCII letters, digits, every ASCII space and
-# punctuation, apostrophes before and not before contraction letters, Latin-1 letters, the
+# punctuation, apostrophes before and not before contraction letters (and contractions after
+# letters, in every case), Latin-1 letters, the
 # two-byte letters of one case (Cyrillic, Greek, Latin Extended, Armenian) and Latin Extended
 # Additional ones (Vietnamese), two- and three-byte punctuation, and the runs code and prose
 # are made of.
@@ -66,6 +67,8 @@ PLAIN = (
        "\n\n", "  \n  ", "\t\n"]
     + list(".,;:!?/\\-_()[]{}<>@#$%^&*+=|~`\"") + ["//", "/*", "*/", "...", "\x00", "\x1f", "\x7f"]
     + ["'", "'x", "'s", "'T", "n't", "'ll", "'Re", "'q"]
+    # contractions right after a letter, which the block path decides itself, and near misses
+    + ["'vE", "'D", "'M", "'LL", "'rx", "'l", "I'd", "we'Re", "KING'S", "Дім'S", "việ't"]
     + list("äöüÄÖÜßéÉàÀçÇñÑøØþÞÿ") + ["×", "÷", "«", "»", "§", "©", "\u00ad", "…", "’", "‐", "–", "\u200b", "‰"]
     + ["the", " the", "The", "LORD", "HTTPServer", "iPhone", "def", "self", "Über", "größer"]
     + list("дяіїєґДЯІЇЄҐѣѢӏӀөӨσςωάΣΩΆıİşŞğĞőǅǆơưƠƯաԱạẠếẾữỮẖẞ") + ["·", ";", "΄", "҂", "՝", "'д", "'Ж", "'ạ"]
