@@ -1151,6 +1151,28 @@ mod tests {
         }
     }
 
+    /// About 100 KB of phrases, each one to `most` groups of a random entry of every list of
+    /// `parts` in turn, then a random `tail`; every stretch of more than 40 bytes that one
+    /// phrase adds is [`check`]ed as it comes, and the whole text at the end.
+    fn checked_text(seed: u64, parts: &[&[&str]], most: usize, tail: &[&str]) -> String {
+        let mut rng = Rng(seed);
+        let mut text = String::new();
+        while text.len() < 100_000 {
+            let start = text.len();
+            for _ in 0..1 + rng.below(most) {
+                for part in parts {
+                    text.push_str(part[rng.below(part.len())]);
+                }
+            }
+            text.push_str(tail[rng.below(tail.len())]);
+            if text.len() - start > 40 {
+                check(&text[start..]);
+            }
+        }
+        check(&text);
+        text
+    }
+
     /// Quoted words after a space or punctuation (`('self', 'time')`, ` 'Ready'`, `"'s"`), as in
     /// source code and prose: the apostrophe before a contraction letter is inside a
     /// punctuation run there, so it is plain and the windows go on (o200k, Python source: 2,806
@@ -1158,24 +1180,10 @@ mod tests {
     /// The same pieces as the scalar scanners, and nearly all from the masks.
     #[test]
     fn quoted_words_take_the_block_path() {
-        let mut rng = Rng(0x0a90_5740_0e5a_f00d);
-        let words = ["self", "time", "Sent", "data", "mode", "Ready", "LL", "ve", "re", "d", "x", "name"];
-        let before = [" '", "('", "['", "{'", ", '", ": '", "=\'", "\"'", "''", " ''", "-'", "#'"];
-        let after = ["'", "')", "',", "']", "':", "' ", "'\n", "'.", "''"];
-        let mut text = String::new();
-        while text.len() < 100_000 {
-            let start = text.len();
-            for _ in 0..1 + rng.below(4) {
-                text.push_str(before[rng.below(before.len())]);
-                text.push_str(words[rng.below(words.len())]);
-                text.push_str(after[rng.below(after.len())]);
-            }
-            text.push_str([" = ", "\n    ", " + ", ")\n"][rng.below(4)]);
-            if text.len() - start > 40 {
-                check(&text[start..]);
-            }
-        }
-        check(&text);
+        let words: &[&str] = &["self", "time", "Sent", "data", "mode", "Ready", "LL", "ve", "re", "d", "x", "name"];
+        let before: &[&str] = &[" '", "('", "['", "{'", ", '", ": '", "=\'", "\"'", "''", " ''", "-'", "#'"];
+        let after: &[&str] = &["'", "')", "',", "']", "':", "' ", "'\n", "'.", "''"];
+        let text = checked_text(0x0a90_5740_0e5a_f00d, &[before, words, after], 4, &[" = ", "\n    ", " + ", ")\n"]);
         for (grammar, fallbacks, pieces) in fallbacks(&text) {
             assert!(pieces > 10_000 && fallbacks * 50 < pieces, "{grammar:?}: {fallbacks} of {pieces} pieces from the fallback");
         }
@@ -1190,23 +1198,10 @@ mod tests {
     /// GPT-2's contraction pieces).
     #[test]
     fn contractions_after_letters_take_the_block_path() {
-        let mut rng = Rng(0xc0de_0d0e_5e1f_0001);
-        let words = ["don", "KING", "we", "They", "I", "Дім", "ŞEHİR", "việ", "x", "O"];
-        let suffixes = ["'t", "'s", "'S", "'Re", "'re", "'vE", "'ll", "'LL", "'d", "'M", "'rx", "'l", "'tis", "'"];
-        let between = [" ", ", ", ".\n", " \"", "\n\n", "; ", "-"];
-        let mut text = String::new();
-        while text.len() < 100_000 {
-            let start = text.len();
-            for _ in 0..1 + rng.below(6) {
-                text.push_str(words[rng.below(words.len())]);
-                text.push_str(suffixes[rng.below(suffixes.len())]);
-                text.push_str(between[rng.below(between.len())]);
-            }
-            if text.len() - start > 40 {
-                check(&text[start..]);
-            }
-        }
-        check(&text);
+        let words: &[&str] = &["don", "KING", "we", "They", "I", "Дім", "ŞEHİR", "việ", "x", "O"];
+        let suffixes: &[&str] = &["'t", "'s", "'S", "'Re", "'re", "'vE", "'ll", "'LL", "'d", "'M", "'rx", "'l", "'tis", "'"];
+        let between: &[&str] = &[" ", ", ", ".\n", " \"", "\n\n", "; ", "-"];
+        let text = checked_text(0xc0de_0d0e_5e1f_0001, &[words, suffixes, between], 6, &[""]);
         // Chained, where the second apostrophe is complex (its letter is a contraction's).
         check(&text.replace("'d ", "'D'd ").replace("'M", "'M'T'S'"));
         // Upper-case ones alone: GPT-2's case-sensitive pattern takes none of them.
