@@ -134,9 +134,9 @@ impl Encoder {
     }
 
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        let mut out = crate::models::ids_for(text.len());
         self.encode_ordinary_into(text, &mut out)?;
-        Ok(out)
+        Ok(crate::models::trimmed(out))
     }
 
     /// The first occurrence of a special token that `filter` names, if any: the
@@ -178,9 +178,9 @@ impl Encoder {
     }
 
     pub fn encode(&self, text: &str, allowed: &SpecialFilter) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        let mut out = crate::models::ids_for(text.len());
         self.encode_into(text, allowed, &mut out)?;
-        Ok(out)
+        Ok(crate::models::trimmed(out))
     }
 
     pub fn count(&self, text: &str, allowed: &SpecialFilter) -> Result<usize> {
