@@ -55,11 +55,10 @@ def random_text(rnd: random.Random, max_parts: int = 30) -> str:
 
 
 # What the block path classifies itself: ASCII letters, digits, every ASCII space and
-# punctuation, apostrophes before and not before contraction letters (and contractions after
-# letters, in every case), Latin-1 letters, the
-# two-byte letters of one case (Cyrillic, Greek, Latin Extended, Armenian) and Latin Extended
-# Additional ones (Vietnamese), two- and three-byte punctuation, and the runs code and prose
-# are made of.
+# punctuation, apostrophes before and not before contraction letters, contractions after
+# letters in every case, Latin-1 letters, the two-byte letters of one case (Cyrillic, Greek,
+# Latin Extended, Armenian) and Latin Extended Additional ones (Vietnamese), two- and
+# three-byte punctuation, and the runs code and prose are made of.
 PLAIN = (
     list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") * 2
     + list("0123456789") + ["12345", "3.14", "1,000"]

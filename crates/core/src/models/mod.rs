@@ -179,28 +179,24 @@ pub trait Sink {
     }
 }
 
-/// An empty vector with room for the ids of a text of `bytes` bytes, for the encoders that
-/// return a `Vec`: half an id per byte. Real text gives 0.24-0.48 (o200k: English 0.26, German
-/// 0.31, Turkish 0.33; cl100k Chinese 0.48), and the quarter reserved before was outgrown by
-/// English, German and Turkish alike: a regrow copies every id into fresh pages, which
-/// `stage ... encode` (this path) timed at a tenth or more of a warm call. Room never written
-/// costs address space, not memory; [`trimmed`] gives back what is left. When the room cannot
-/// be had the vector starts empty and grows as it needs.
-pub(crate) fn ids_for(bytes: usize) -> Vec<u32> {
-    let mut v = Vec::new();
-    let _ = v.try_reserve_exact(bytes / 2 + 16);
-    v
-}
-
-/// `ids` without more than a few thousand ids of unused room: a returned vector should not
-/// hold twice what it needs (shrinking a large block is a `mremap`, not a copy). Timed the
-/// same as leaving the room in place (`stage`, 5 rounds each against the quarter: warm en
-/// 1.053 / 1.068, de 1.051 / 1.054).
-pub(crate) fn trimmed(mut ids: Vec<u32>) -> Vec<u32> {
+/// The ids that `encode` appends for a text of `bytes` bytes, as a vector of their own: what
+/// the encoders that return a `Vec` share. Room for half an id per byte is reserved first.
+/// Real text gives 0.24-0.48 (o200k: English 0.26, German 0.31, Turkish 0.33; cl100k Chinese
+/// 0.48), and the quarter reserved before was outgrown by English, German and Turkish alike: a
+/// regrow copies every id into fresh pages, which `stage ... encode` (this path) timed at a
+/// tenth or more of a warm call. Room never written costs address space, not memory; more than
+/// a few thousand ids of it left over are given back, so a returned vector does not hold twice
+/// what it needs (shrinking a large block is a `mremap`, not a copy; timed the same as leaving
+/// the room in place: `stage`, 5 rounds each against the quarter, warm en 1.053 / 1.068, de
+/// 1.051 / 1.054). When the room cannot be had the vector starts empty and grows as it needs.
+pub(crate) fn collect_ids(bytes: usize, encode: impl FnOnce(&mut Vec<u32>) -> Result<()>) -> Result<Vec<u32>> {
+    let mut ids = Vec::new();
+    let _ = ids.try_reserve_exact(bytes / 2 + 16);
+    encode(&mut ids)?;
     if ids.capacity() - ids.len() > 4096 {
         ids.shrink_to_fit();
     }
-    ids
+    Ok(ids)
 }
 
 impl Sink for Vec<u32> {

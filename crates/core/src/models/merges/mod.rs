@@ -272,9 +272,7 @@ impl MergeTokenizer {
     /// Encodes text. Non-special added tokens are always split out; special ones only as
     /// `allowed` says (elsewhere their spelling is ordinary text).
     pub fn encode(&self, text: &str, allowed: &SpecialFilter) -> Result<Vec<u32>> {
-        let mut out = crate::models::ids_for(text.len());
-        self.encode_into(text, allowed, &mut out)?;
-        Ok(crate::models::trimmed(out))
+        crate::models::collect_ids(text.len(), |out| self.encode_into(text, allowed, out))
     }
 
     /// [`Self::encode`] into `out`.

@@ -134,9 +134,7 @@ impl Encoder {
     }
 
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<u32>> {
-        let mut out = crate::models::ids_for(text.len());
-        self.encode_ordinary_into(text, &mut out)?;
-        Ok(crate::models::trimmed(out))
+        crate::models::collect_ids(text.len(), |out| self.encode_ordinary_into(text, out))
     }
 
     /// The first occurrence of a special token that `filter` names, if any: the
@@ -178,9 +176,7 @@ impl Encoder {
     }
 
     pub fn encode(&self, text: &str, allowed: &SpecialFilter) -> Result<Vec<u32>> {
-        let mut out = crate::models::ids_for(text.len());
-        self.encode_into(text, allowed, &mut out)?;
-        Ok(crate::models::trimmed(out))
+        crate::models::collect_ids(text.len(), |out| self.encode_into(text, allowed, out))
     }
 
     pub fn count(&self, text: &str, allowed: &SpecialFilter) -> Result<usize> {
