@@ -212,7 +212,7 @@ impl ShortIndex {
             let (mut i, mut want, step) = self.narrow_start(key);
             // The home slot first, outside the walk: nearly every lookup of a whole piece ends
             // there (found, or an empty slot), and the walk's distance counter and wrap-around
-            // are instructions such a lookup does not need (docs/engine.md, section 7,
+            // are instructions such a lookup does not need (docs/engine-measurements.md,
             // "Eleventh pass (warm, Latin, numpy)").
             debug_assert!(i < self.narrow.len());
             // Safety: a home slot is the hash's top `bits` bits, below 2^bits, the table's
