@@ -120,7 +120,7 @@ fn contraction_at(w: &[u8; 64], k: usize) -> Option<usize> {
     let next = |d: usize| w.get(k + d).map(|&b| if b.is_ascii_alphabetic() { b | 0x20 } else { b });
     let len = match next(1)? {
         b's' | b't' | b'd' | b'm' => 2,
-        b'l' | b'v' | b'r' => match (next(1)?, next(2)?) {
+        first @ (b'l' | b'v' | b'r') => match (first, next(2)?) {
             (b'l', b'l') | (b'v' | b'r', b'e') => 3,
             _ => return Some(0),
         },
