@@ -12,7 +12,7 @@ cleared (``Encoding.clear_cache``) before the run, and a peer that keeps state b
 is timed on a fresh instance (built, untimed, before the run; which peers those are is in
 ``Peer.keeps_state``, from their documentation and source). Warm: the best of ``--repeat``
 runs after a first, untimed one on the same instance. Libraries are interleaved within each
-repetition, and the best run is kept.
+repetition, and the best run is kept; batch cells take more runs (``BATCH_RUNS`` says why).
 
 Fairness: single texts run with the whole process pinned to one core; batches run pinned to
 one core for the 1-thread column and to two for the 2-thread column (every thread of the
@@ -419,6 +419,15 @@ def first_diff(a: list[int], b: list[int]) -> int:
 # A cell: (kind, threads). kind: list / numpy (one text), batch / flat (the documents).
 CELLS = [("list", 1), ("numpy", 1), ("batch", 1), ("batch", 2), ("flat", 1), ("flat", 2)]
 
+# Batch cells take the best of at least this many runs, cold and warm. Why: a batch of 1 MB is
+# 2-6 ms of bytepair's time, and a pool thread woken for it on this kind of 2-core VM sits
+# runnable on the busy core for about one scheduler tick (3-4 ms) before it is moved to the
+# idle one, in about half of the calls that follow another library's threaded work (read from
+# /proc/self/task/*/schedstat around each call; fastokens' worker shows the same wait, and
+# back-to-back calls of one library almost never do). A best of 2 or 3 then still catches a
+# delayed run often enough to put a two-thread row below its one-thread row.
+BATCH_RUNS = (3, 5)
+
 
 def measure(libs: dict[str, Peer], text: str, docs: list[str], repeat: int, cold_repeat: int,
             notes: list[str]) -> dict:
@@ -443,14 +452,16 @@ def measure(libs: dict[str, Peer], text: str, docs: list[str], repeat: int, cold
                 ref = got if n == "tiktoken" else as_ids(libs["tiktoken"].inst["list" if kind in ("list", "numpy") else "batch"](*arg))
             status[n] = "same" if got == ref else f"differs at {first_diff(got, ref)}"
         live = [n for n in names if status.get(n) == "same" or status.get(n, "").startswith("differs")]
-        for _ in range(cold_repeat):
+        cold_runs, warm_runs = (cold_repeat, repeat) if kind in ("list", "numpy") else \
+            (max(cold_repeat, BATCH_RUNS[0]), max(repeat, BATCH_RUNS[1]))
+        for _ in range(cold_runs):
             for n in live:
                 f = libs[n].cold(kind)
                 t = timed(f, *arg)
                 cold[n] = min(cold.get(n, t), t)
         for n in live:  # the warm-up of the warm runs: the instance the last cold run used
             libs[n].inst[kind](*arg)
-        for _ in range(repeat):
+        for _ in range(warm_runs):
             for n in live:
                 t = timed(libs[n].inst[kind], *arg)
                 warm[n] = min(warm.get(n, t), t)
@@ -658,7 +669,8 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, numpy {numpy.__version__}, {os.cpu_count()} cpus. MB = 10^6 bytes "
           f"of UTF-8. One text: the first {a.text_mb} MB of each corpus, pinned to one core. Batches: the first "
           f"{a.batch_mb} MB cut into ~4 KB documents, pinned to as many cores as threads. Cold: best of "
-          f"{a.cold_repeat}, warm: best of {a.repeat}; libraries interleaved. ≠ marks ids that differ from "
+          f"{a.cold_repeat}, warm: best of {a.repeat} (batches: at least {BATCH_RUNS[0]} and {BATCH_RUNS[1]}, "
+          "see `BATCH_RUNS`); libraries interleaved. ≠ marks ids that differ from "
           "tiktoken's.\n")
     only = [s.strip() for s in a.inputs.split(",") if s.strip()]
     texts = corpora(a.corpus_dir, int(a.text_mb * 1e6))
