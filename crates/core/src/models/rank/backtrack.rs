@@ -761,7 +761,12 @@ impl Backtrack {
             // A new vector rather than `reserve`, which would copy the old contents.
             stack = Vec::with_capacity(n);
         }
-        let mut dead = vec![0u64; n / 64 + 1];
+        // One bit per position, set where no encoding of the rest starts: the thread's last
+        // bitmap, all zero (see `DEAD`), longer if this piece needs it.
+        let mut dead: Vec<u64> = DEAD.with(|c| c.take());
+        if dead.len() < n / 64 + 1 {
+            dead.resize(n / 64 + 1, 0);
+        }
         let mut scratch = Vec::new();
         // A direct-mapped memo of general tests (key u << 32 | t of the ids, the answer
         // in bit 63): long runs repeat the same few pairs. At most 256 entries (2 KB): random
@@ -854,6 +859,8 @@ impl Backtrack {
                 // Nothing continues from here: remember, and step back one token.
                 dead[pos / 64] |= 1 << (pos % 64);
                 max_dead = max_dead.max(pos);
+                #[cfg(test)]
+                tests::MARKS.with(|m| m.set(m.get() + 1));
                 let Some(w) = stack.pop() else {
                     debug_assert!(false, "the walk found no encoding");
                     return false;
@@ -872,6 +879,12 @@ impl Backtrack {
         if stack.capacity() <= KEPT_STACK {
             STACK.with(|c| c.set(stack));
         }
+        if dead.capacity() <= KEPT_STACK / 64 + 1 {
+            // Every bit set is at a position up to `max_dead`: clearing those words leaves it
+            // all zero for the next call, which then writes nothing for a fresh bitmap.
+            dead[..=max_dead / 64].fill(0);
+            DEAD.with(|c| c.set(dead));
+        }
         true
     }
 }
@@ -887,6 +900,12 @@ thread_local! {
     /// over bf20671 with a fresh stack per call, 1.72x with this one; time(10^6) /
     /// time(10^5) 14.7 -> 11.3 (docs/engine-experiments.md, fifth pass).
     static STACK: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The walk's dead-end bitmap, lent the same way and kept all zero between calls (a call
+    /// clears the words it set). A fresh one per call was a `calloc` of n/8 bytes (125 KB for
+    /// a piece of 10^6 bytes), and in a process whose heap other libraries had fragmented,
+    /// glibc's `_int_malloc` took 5.6% of a loop of `a*n` calls (perf, cl100k, after
+    /// encode.py's `measure`).
+    static DEAD: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 const MEMO_BITS: u32 = 8;
@@ -1196,6 +1215,38 @@ mod tests {
             assert_eq!(run(&v, &text), want, "round {round}: {toks:?}");
             assert_eq!(run(&v, &text[..text.len() / 2]), merge_reference(&v, &text[..text.len() / 2]), "round {round}");
         }
+    }
+
+    thread_local! {
+        /// Dead ends the walk marked on this thread (counted in test builds only).
+        pub(super) static MARKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// The thread's dead-end bitmap is all zero after every walk, including walks that marked
+    /// dead ends (the next walk relies on it: a stale mark would refuse a token there).
+    #[test]
+    fn dead_end_bitmap_is_left_clear() {
+        let mut rng = Rng(0x510e527fade682d1);
+        let before = MARKS.with(|m| m.get());
+        for round in 0..40 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"ab" } else { b"abc" };
+            let v = vocab(&random_table(&mut rng, alphabet, 30));
+            for _ in 0..20 {
+                let n = 129 + rng.below(400);
+                let text = rng.text(alphabet, n);
+                let mut want = Vec::new();
+                crate::models::rank::bucket::merge_buckets(&v, &text, &mut want);
+                assert_eq!(run(&v, &text), want);
+                let dirty = DEAD.with(|c| {
+                    let d = c.take();
+                    let dirty = d.iter().any(|&w| w != 0);
+                    c.set(d);
+                    dirty
+                });
+                assert!(!dirty, "round {round}: a dead-end mark was left for the next walk");
+            }
+        }
+        assert!(MARKS.with(|m| m.get()) > before, "no walk marked a dead end: the test checks nothing");
     }
 
     /// Repeats reuse the last trie walk when the bytes it read recur (`Walk::seen`): runs that
