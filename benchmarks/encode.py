@@ -420,12 +420,11 @@ def first_diff(a: list[int], b: list[int]) -> int:
 CELLS = [("list", 1), ("numpy", 1), ("batch", 1), ("batch", 2), ("flat", 1), ("flat", 2)]
 
 # Batch cells take the best of at least this many runs, cold and warm. Why: a batch of 1 MB is
-# 2-6 ms of bytepair's time, and a pool thread woken for it on this kind of 2-core VM sits
-# runnable on the busy core for about one scheduler tick (3-4 ms) before it is moved to the
-# idle one, in about half of the calls that follow another library's threaded work (read from
-# /proc/self/task/*/schedstat around each call; fastokens' worker shows the same wait, and
-# back-to-back calls of one library almost never do). A best of 2 or 3 then still catches a
-# delayed run often enough to put a two-thread row below its one-thread row.
+# 1-6 ms of bytepair's time, and on this kind of 2-core VM a pool thread woken for it waited
+# runnable 1.5-4.2 ms (about a scheduler tick) in 15 of 28 calls that followed the other
+# libraries' work (schedstat read around each call), none of 4 of our calls back to back;
+# fastokens' worker waited the same. A best of 2 or 3 still caught a late run often enough to
+# put a two-thread row below its one-thread row (docs/engine-experiments.md, eighteenth pass).
 BATCH_RUNS = (3, 5)
 
 

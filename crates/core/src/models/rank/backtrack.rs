@@ -890,8 +890,8 @@ impl Backtrack {
 }
 
 /// The most stack entries (4 bytes each) a thread keeps between calls: 16 MiB, the stack of a
-/// piece of 4 MB. Only pieces over 128 bytes use it, so a thread that never meets one holds
-/// nothing; a larger stack is freed after its call.
+/// piece of 4 MB (and its dead-position bitmap, 512 KB). Only pieces over 128 bytes use them,
+/// so a thread that never meets one holds nothing; larger ones are freed after their call.
 const KEPT_STACK: usize = 1 << 22;
 
 thread_local! {
