@@ -753,19 +753,19 @@ impl Backtrack {
         // token starting where it does is (the top two bits): one stream of memory, not two.
         // Room for a token per byte, the most there can be: growing would copy the stack into
         // fresh pages (random letters keep about 0.66 tokens per byte, CJK 0.79); pages never
-        // written cost nothing. The thread's last stack is reused (see `STACK`): a fresh one
+        // written cost nothing. The thread's last stack is reused (see `KEPT`): a fresh one
         // is fresh pages, and their faults were a fifth of the time of 10^6 CJK characters.
-        let mut stack: Vec<u32> = STACK.with(|c| c.take());
+        // With it, one bit per position, set where no encoding of the rest starts: the
+        // thread's last bitmap, all zero.
+        let Kept { mut stack, mut dead } = KEPT.with(|c| c.take());
         stack.clear();
+        // New vectors rather than `reserve`, which would copy the old contents (the bitmap's
+        // are all zero anyway).
         if stack.capacity() < n {
-            // A new vector rather than `reserve`, which would copy the old contents.
             stack = Vec::with_capacity(n);
         }
-        // One bit per position, set where no encoding of the rest starts: the thread's last
-        // bitmap, all zero (see `DEAD`), longer if this piece needs it.
-        let mut dead: Vec<u64> = DEAD.with(|c| c.take());
         if dead.len() < n / 64 + 1 {
-            dead.resize(n / 64 + 1, 0);
+            dead = vec![0; n / 64 + 1];
         }
         let mut scratch = Vec::new();
         // A direct-mapped memo of general tests (key u << 32 | t of the ids, the answer
@@ -877,13 +877,10 @@ impl Backtrack {
         }
         out.extend(&stack);
         if stack.capacity() <= KEPT_STACK {
-            STACK.with(|c| c.set(stack));
-        }
-        if dead.capacity() <= KEPT_STACK / 64 + 1 {
-            // Every bit set is at a position up to `max_dead`: clearing those words leaves it
-            // all zero for the next call, which then writes nothing for a fresh bitmap.
+            // Every bit set is at a position up to `max_dead`: clearing those words leaves the
+            // bitmap all zero for the next call, which then writes nothing for a fresh one.
             dead[..=max_dead / 64].fill(0);
-            DEAD.with(|c| c.set(dead));
+            KEPT.with(|c| c.set(Kept { stack, dead }));
         }
         true
     }
@@ -894,18 +891,25 @@ impl Backtrack {
 /// so a thread that never meets one holds nothing; larger ones are freed after their call.
 const KEPT_STACK: usize = 1 << 22;
 
+/// What a thread keeps of the walk between calls: its stack and its dead-position bitmap (all
+/// zero between calls). Both are kept while the stack is within [`KEPT_STACK`], and the
+/// bitmap is never longer than the largest piece the stack had room for.
+#[derive(Default)]
+struct Kept {
+    stack: Vec<u32>,
+    dead: Vec<u64>,
+}
+
 thread_local! {
-    /// The walk's stack, lent to one call at a time (a nested call, were there one, would
-    /// find it empty and allocate its own). Process-level A/B, 10^6 CJK characters: 1.23x
-    /// over bf20671 with a fresh stack per call, 1.72x with this one; time(10^6) /
-    /// time(10^5) 14.7 -> 11.3 (docs/engine-experiments.md, fifth pass).
-    static STACK: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
-    /// The walk's dead-end bitmap, lent the same way and kept all zero between calls (a call
-    /// clears the words it set). A fresh one per call was a `calloc` of n/8 bytes (125 KB for
-    /// a piece of 10^6 bytes), and in a process whose heap other libraries had fragmented,
-    /// glibc's `_int_malloc` took 5.6% of a loop of `a*n` calls (perf, cl100k, after
-    /// encode.py's `measure`).
-    static DEAD: std::cell::Cell<Vec<u64>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The walk's memory, lent to one call at a time (a nested call, were there one, would
+    /// find it empty and allocate its own). The stack: process-level A/B, 10^6 CJK
+    /// characters, 1.23x over bf20671 with a fresh stack per call, 1.72x with this one;
+    /// time(10^6) / time(10^5) 14.7 -> 11.3 (docs/engine-experiments.md, fifth pass). The
+    /// bitmap: a fresh one per call was a `calloc` of n/8 bytes (125 KB for a piece of 10^6
+    /// bytes), and in a process whose heap other libraries had fragmented, glibc's
+    /// `_int_malloc` took 5.6% of a loop of `a*n` calls (perf, cl100k, after encode.py's
+    /// `measure`; docs/engine-experiments.md, eighteenth pass).
+    static KEPT: std::cell::Cell<Kept> = const { std::cell::Cell::new(Kept { stack: Vec::new(), dead: Vec::new() }) };
 }
 
 const MEMO_BITS: u32 = 8;
@@ -1237,10 +1241,10 @@ mod tests {
                 let mut want = Vec::new();
                 crate::models::rank::bucket::merge_buckets(&v, &text, &mut want);
                 assert_eq!(run(&v, &text), want);
-                let dirty = DEAD.with(|c| {
-                    let d = c.take();
-                    let dirty = d.iter().any(|&w| w != 0);
-                    c.set(d);
+                let dirty = KEPT.with(|c| {
+                    let kept = c.take();
+                    let dirty = kept.dead.iter().any(|&w| w != 0);
+                    c.set(kept);
                     dirty
                 });
                 assert!(!dirty, "round {round}: a dead-end mark was left for the next walk");
