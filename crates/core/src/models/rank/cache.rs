@@ -16,9 +16,16 @@
 //!   indexes first and only the pieces that missed there came to this table; docs/engine.md
 //!   2a). A piece found past its home slot is swapped into it ([`Inline::promote`]), so the
 //!   pieces asked for most sit at home, where the probe is one compare.
-//! - **Long** ([`Long`]): longer pieces (up to [`MAX_PIECE`] bytes), or pieces of more tokens,
-//!   in a hash table over two buffers that hold a copy of each key and its ids. The copy (not a
-//!   borrow of the caller's text) is what lets it outlive the call.
+//! - **Mid** ([`Mid`]): a piece of 16-[`MID_PIECE`] bytes (a Cyrillic or Greek word, a short
+//!   run of Chinese), a token or not, stored as its key packed from the text (four words) and
+//!   its ids, side by side in one dense buffer: a lookup packs and hashes the key, probes an
+//!   index, and compares and copies one stretch of memory, with no `memcmp` and no lookup in
+//!   the vocabulary first (issue 14, nineteenth pass).
+//! - **Long** ([`Long`]): longer pieces (up to [`MAX_PIECE`] bytes), pieces of more than four
+//!   tokens the inline table met, and pieces the other two could not take (the last 31 bytes
+//!   of a text, a call still without a cache), in a hash table over two buffers that hold a
+//!   copy of each key and its ids. The copy (not a borrow of the caller's text) is what lets
+//!   it outlive the call.
 //!
 //! The cache watches its own hit rate: a window of [`WINDOW`] lookups with fewer than one hit in
 //! [`MIN_HIT_DIV`] turns it off for the next [`BYPASS`] pieces, which are looked up in the
@@ -31,7 +38,7 @@
 //! every new piece, and probed a table of several megabytes for each, a third of their speed at
 //! 10^6 bytes (issue 14's linearity figure 14 instead of 11).
 //!
-//! Both tables outlive the call: each thread keeps its last ones, with the [`Vocab::serial`]
+//! The tables outlive the call: each thread keeps its last ones, with the [`Vocab::serial`]
 //! they were filled from, and the next call on the same table starts from them. A batch of
 //! short documents then pays for each missed word once per thread rather than once per
 //! document, and a loop of `encode` calls over text it has seen merges nothing again (Chinese
@@ -40,9 +47,9 @@
 //! tables (another table's, or after `clear_cache`) empties them and fills them again, and
 //! a new inline table starts sized for the text ([`PieceCache::new`]). The inline table holds at
 //! most [`INLINE_ENTRIES`] pieces, so it never grows past [`KEPT_SLOTS`] slots (2 MB) and is
-//! always kept; the long table is bounded by [`MAX_ENTRIES`] entries and [`LONG_BYTES`] bytes
-//! of keys and ids, and when an insert would pass either it is emptied and fills again (see
-//! [`Long::insert`]).
+//! always kept; the mid table is bounded by [`MID_ENTRIES`] pieces and [`MID_CHUNKS`] chunks,
+//! the long table by [`MAX_ENTRIES`] entries and [`LONG_BYTES`] bytes of keys and ids, and when
+//! an insert would pass a bound the table is emptied and fills again (see [`Long::insert`]).
 //!
 //! An inline table that holds [`INLINE_ENTRIES`] pieces is emptied before it stores another
 //! (and fills again with the text that follows), and pieces of more than [`MAX_PIECE`] bytes
@@ -68,11 +75,13 @@ pub const INLINE_PIECE: usize = 15;
 /// Most ids an inline slot holds.
 pub const INLINE_IDS: usize = 4;
 /// Most bytes of keys and ids (4 bytes each) the long table holds. Every corpus we have fits
-/// several times over (zh-fortunes, the largest, needs about 2 MB), so that a warm call finds
-/// every piece; with the table's own slots (at most [`MAX_ENTRIES`] entries: 3 MB) and the
-/// inline table (2 MB) it keeps a thread's cache under 12 MB, within issue 14's bound of 25 MB
-/// more per encoding on two threads.
-pub const LONG_BYTES: usize = 7 << 20;
+/// (zh-fortunes, the largest, needs about 2 MB, most of it pieces of 32 bytes or more), so
+/// that a warm call finds every piece; with the table's own slots (at most [`MAX_ENTRIES`]
+/// entries: 3 MB), the inline table (2 MB) and the mid table (2 MB of chunks and its index of
+/// about 0.3 MB) it keeps a thread's cache under 12 MB, within issue 14's bound of 25 MB more
+/// per encoding on two threads. (It was 7 MB before the mid table took the pieces of 16-31
+/// bytes.)
+pub const LONG_BYTES: usize = 4 << 20;
 
 /// No id is this (ids are at most 2^31 - 1): marks the unused ids of a slot.
 const NO_ID: u32 = u32::MAX;
@@ -302,6 +311,129 @@ impl Long {
     }
 }
 
+/// Longest piece the mid table holds (shorter ones, up to [`INLINE_PIECE`], are inline).
+pub const MID_PIECE: usize = 31;
+/// Most pieces the mid table holds. The first 1.5 MB of our corpora have at most about 21,500
+/// distinct pieces of 16-31 bytes (zh-fortunes; uk 8,300-8,500), so a warm call finds them
+/// all.
+pub const MID_ENTRIES: usize = 1 << 15;
+/// Most 16-byte chunks of keys and ids the mid table holds (2 MB: 32,768 entries of 4 ids).
+pub const MID_CHUNKS: usize = 1 << 17;
+
+/// Sixteen bytes of the mid table: half a key, or four ids.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Chunk([u32; 4]);
+
+/// Pieces of 16-31 bytes: the words of Cyrillic, Greek and the other two-byte scripts (o200k,
+/// the first 1.5 MB of uk.txt: about 50,000 such pieces, 8,300 distinct), and of Chinese up to
+/// ten characters. Each entry is its key (two chunks: the piece's bytes, zero past its end,
+/// its length in the top byte: [`pack32_words`]) followed by its ids, four to a chunk, in one
+/// dense buffer; the hash table holds each entry's first chunk and its count of ids. A lookup
+/// hashes the key packed from the text, probes `hashbrown`'s control bytes and the index, and
+/// compares and copies one stretch of adjacent bytes (48 of them for a piece of up to four
+/// ids). The long table, where these pieces were before (issue 14, nineteenth pass), reads a
+/// control byte, a 24-byte entry, the key's copy (a `memcmp` call) and the ids, four places;
+/// and every such piece was looked up in the vocabulary first, since the long table held no
+/// tokens (this one does, with their one id).
+///
+/// Why dense: a call after a pause (every call of a library among others) pays for every line
+/// it touches once. Open addressing over 64-byte entries (a line per slot, half of them
+/// empty) measured 1.02 on warm o200k uk after a 50 ms pause (`stage`), entries of one line
+/// each in a dense array 1.09.
+struct Mid {
+    /// `first chunk << 5 | count of ids` of each entry.
+    table: HashTable<u32>,
+    chunks: Vec<Chunk>,
+}
+
+impl Mid {
+    fn new() -> Self {
+        Mid { table: HashTable::new(), chunks: Vec::new() }
+    }
+
+    /// A hash of the four words of a key (every byte of it reaches both the low bits, which
+    /// place the probe, and the top seven, `hashbrown`'s tag): two folded multiplies of
+    /// word pairs, folded together.
+    #[inline(always)]
+    fn hash(key: &[u64; 4]) -> u64 {
+        #[inline(always)]
+        fn fold(a: u64, b: u64) -> u64 {
+            let m = a as u128 * b as u128;
+            (m as u64) ^ (m >> 64) as u64
+        }
+        let a = fold(key[0] ^ 0x243f_6a88_85a3_08d3, key[1] ^ 0x1319_8a2e_0370_7344);
+        let b = fold(key[2] ^ 0xa409_3822_299f_31d0, key[3] ^ 0x082e_fa98_ec4e_6c89);
+        fold(a ^ 0x4528_21e6_38d0_1377, b ^ 0xbe54_66cf_34e9_0c6c)
+    }
+
+    /// The key stored from chunk `at` of `chunks`.
+    #[inline(always)]
+    fn key_at(chunks: &[Chunk], at: usize) -> [u64; 4] {
+        let w = |c: &Chunk| [c.0[0] as u64 | (c.0[1] as u64) << 32, c.0[2] as u64 | (c.0[3] as u64) << 32];
+        let ([a, b], [c, d]) = (w(&chunks[at]), w(&chunks[at + 1]));
+        [a, b, c, d]
+    }
+
+    /// The entry of `key`: its ids' first chunk and their count.
+    #[inline(always)]
+    fn get(&self, hash: u64, key: &[u64; 4]) -> Option<(usize, usize)> {
+        let v = *self.table.find(hash, |&v| Mid::key_at(&self.chunks, (v >> 5) as usize) == *key)?;
+        Some(((v >> 5) as usize + 2, (v & 31) as usize))
+    }
+
+    fn clear(&mut self) {
+        self.table.clear();
+        self.chunks.clear();
+    }
+
+    /// Stores `key` (absent) with `ids` (1..=31 of them). When the table holds
+    /// [`MID_ENTRIES`] pieces, or the entry would take it past [`MID_CHUNKS`], it is emptied
+    /// first, keeping its memory, as the other two tables are, so that it follows the text.
+    fn insert(&mut self, hash: u64, key: [u64; 4], ids: &[u32]) {
+        debug_assert!((1..=MID_PIECE).contains(&ids.len()));
+        let size = 2 + ids.len().div_ceil(4);
+        if self.table.len() >= MID_ENTRIES || self.chunks.len() + size > MID_CHUNKS {
+            self.clear();
+        }
+        let at = self.chunks.len();
+        let half = |a: u64, b: u64| Chunk([a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]);
+        self.chunks.push(half(key[0], key[1]));
+        self.chunks.push(half(key[2], key[3]));
+        for four in ids.chunks(4) {
+            let mut c = [NO_ID; 4];
+            c[..four.len()].copy_from_slice(four);
+            self.chunks.push(Chunk(c));
+        }
+        let v = (at as u32) << 5 | ids.len() as u32;
+        let chunks = &self.chunks;
+        self.table.insert_unique(hash, v, |&v| Mid::hash(&Mid::key_at(chunks, (v >> 5) as usize)));
+    }
+}
+
+/// The mid table's key for the first `n` (16..=31) of 32 readable bytes: four loads, two
+/// masks from a table, the length in the top byte (bytes 24-30 leave it free). Injective on
+/// such byte strings, as [`pack16_words`] is on shorter ones.
+#[inline(always)]
+fn pack32_words(w: &[u8; 32], n: usize) -> [u64; 4] {
+    debug_assert!((INLINE_PIECE + 1..=MID_PIECE).contains(&n));
+    let word = |k: usize| u64::from_le_bytes(w[8 * k..8 * k + 8].try_into().unwrap());
+    let [m2, m3] = KEEP32[n & 15];
+    [word(0), word(1), word(2) & m2, word(3) & m3 | (n as u64) << 56]
+}
+
+/// `KEEP32[n - 16]`: the masks keeping bytes 16..n of a key's third and fourth words.
+static KEEP32: [[u64; 2]; 16] = {
+    let mut t = [[0u64; 2]; 16];
+    let mut k = 0;
+    while k < 16 {
+        let (a, b) = if k < 8 { (k, 0) } else { (8, k - 8) };
+        t[k] = [((1u128 << (8 * a)) - 1) as u64, ((1u128 << (8 * b)) - 1) as u64];
+        k += 1;
+    }
+    t
+};
+
 /// Bits of a new inline table for a call with `text_len` bytes of text left: a slot per 64
 /// bytes, from 256 slots up to [`KEPT_SLOTS`]. Real text stores far fewer pieces than that: at
 /// most its distinct pieces of up to 15 bytes (the first 1.5 MB of each corpus, o200k's
@@ -330,6 +462,7 @@ struct Kept {
     serial: u64,
     inline: Inline,
     long: Long,
+    mid: Mid,
 }
 
 thread_local! {
@@ -342,6 +475,7 @@ pub struct PieceCache {
     serial: u64,
     inline: Inline,
     long: Long,
+    mid: Mid,
     /// Misses and hits in the current window of [`WINDOW`] lookups (hits are counted where
     /// they happen, the window is closed at a miss: see [`Self::count_miss`]).
     misses: u64,
@@ -368,6 +502,7 @@ impl Drop for PieceCache {
             serial: self.serial,
             inline,
             long: std::mem::replace(&mut self.long, Long::new()),
+            mid: std::mem::replace(&mut self.mid, Mid::new()),
         };
         // `try_with`: during thread teardown the slot may already be gone; then the tables
         // are simply freed.
@@ -390,18 +525,20 @@ impl PieceCache {
         let serial = vocab.serial();
         let bits = start_bits(text_len);
         let kept = KEPT.try_with(|k| k.take()).ok().flatten();
-        let (inline, long) = match kept {
-            Some(k) if k.serial == serial => (k.inline, k.long),
+        let (inline, long, mid) = match kept {
+            Some(k) if k.serial == serial => (k.inline, k.long, k.mid),
             Some(mut k) => {
                 k.long.clear();
-                (Inline::recycled(k.inline.slots, bits), k.long)
+                k.mid.clear();
+                (Inline::recycled(k.inline.slots, bits), k.long, k.mid)
             }
-            None => (Inline::new(bits), Long::new()),
+            None => (Inline::new(bits), Long::new(), Mid::new()),
         };
         PieceCache {
             serial,
             inline,
             long,
+            mid,
             misses: 0,
             hits: 0,
             bypass: 0,
@@ -415,9 +552,10 @@ impl PieceCache {
     /// [`INLINE_PIECE`] bytes with 16 bytes of text readable from its start is one probe of
     /// the inline table, which holds tokens (with their one id) and merged pieces alike; on a
     /// miss it is looked up in the vocabulary or merged, and stored ([`Self::first_sight`]).
-    /// Any other piece (no cache yet, the cache bypassed: module docs; a longer piece, the last
-    /// 15 bytes of the text) is looked up whole in the vocabulary and, if it is no token,
-    /// merged through [`Self::merge`].
+    /// A piece of 16-31 bytes with 32 bytes of text readable from its start is one lookup of
+    /// the mid table ([`Self::mid_piece`]). Any other piece (no cache yet, the cache bypassed:
+    /// module docs; a longer piece, the last bytes of the text) is looked up whole in the
+    /// vocabulary and, if it is no token, merged through [`Self::merge`].
     ///
     /// Why one table for both: real text is a few thousand distinct short pieces, repeated
     /// (o200k, 1.5 MB: English 7,237 distinct pieces of at most 15 bytes among 355,829, German
@@ -439,6 +577,9 @@ impl PieceCache {
                     cache.first_sight(vocab, text, start, end, key, empty, out);
                 }
                 return;
+            }
+            if n <= MID_PIECE && cache.bypass == 0 && start + 32 <= text.len() {
+                return cache.mid_piece(vocab, text, start, end, out);
             }
         }
         // Single bytes go through the short index like any piece of up to 7 bytes (it holds
@@ -520,6 +661,39 @@ impl PieceCache {
         self.hits += u64::from(k > 1);
         out.push_first(s.ids, k);
         Ok(())
+    }
+
+    /// A piece of 16-31 bytes with 32 bytes of text readable from its start, once the call
+    /// has a cache and it is on: from the mid table, else looked up in the vocabulary or
+    /// merged, and stored there.
+    #[inline(never)]
+    fn mid_piece<S: Sink>(&mut self, vocab: &Vocab, text: &[u8], start: usize, end: usize, out: &mut S) {
+        // Safety: the caller checked `start + 32 <= text.len()`.
+        let words = unsafe { &*text.as_ptr().add(start).cast::<[u8; 32]>() };
+        let key = pack32_words(words, end - start);
+        let hash = Mid::hash(&key);
+        if let Some((at, k)) = self.mid.get(hash, &key) {
+            // Only pieces that are no token count toward the hit rate (module docs).
+            self.hits += u64::from(k > 1);
+            // Four ids at a time, each chunk written whole and `k` counted (`push_first`).
+            for (c, chunk) in self.mid.chunks[at..at + k.div_ceil(4)].iter().enumerate() {
+                out.push_first(chunk.0, (k - 4 * c).min(4));
+            }
+            return;
+        }
+        if let Some(rank) = vocab.rank_in(text, start, end) {
+            out.push(rank);
+            self.mid.insert(hash, key, &[rank]);
+            return;
+        }
+        self.count_miss();
+        // Merged into the end of the long table's ids (scratch room it keeps anyway).
+        let off = self.long.ids.len();
+        merge_miss(vocab, &text[start..end], &mut self.long.ids);
+        let got = &self.long.ids[off..];
+        out.extend(got);
+        self.mid.insert(hash, key, got);
+        self.long.ids.truncate(off);
     }
 
     /// A piece of at most [`INLINE_PIECE`] bytes that the inline table does not hold (`key`:
@@ -875,8 +1049,26 @@ mod tests {
     fn the_long_table_stays_within_its_bounds() {
         let v = toy_vocab();
         let mut cache = None;
-        // 16-24 bytes: 30-60 bytes of key and ids each, so the entry bound comes first.
-        let many = pieces(MAX_ENTRIES + 20_000, 7, |next| 16 + next(9) as usize);
+        // 16-24 bytes made of the table's own words (a few ids each: about 40 bytes of key
+        // and ids), so the entry bound comes first.
+        let words: [&[u8]; 16] = [
+            b"abcd", b"cdab", b"dcba", b"bcda", b"abcdab", b"ab", b"cd", b"ddd", b"bc", b"ca", b"bca", b"abc", b"dd", b"a", b"b", b"c",
+        ];
+        let many: Vec<Vec<u8>> = pieces(MAX_ENTRIES + 20_000, 7, |next| 16 + next(9) as usize)
+            .into_iter()
+            .map(|p| {
+                let mut piece = Vec::new();
+                for b in p.iter().cycle().take(64) {
+                    if piece.len() >= p.len() {
+                        break;
+                    }
+                    piece.extend_from_slice(words[(b % 16) as usize]);
+                }
+                piece
+            })
+            .collect();
+        let distinct: std::collections::HashSet<&Vec<u8>> = many.iter().collect();
+        assert!(distinct.len() > MAX_ENTRIES, "{} distinct pieces", distinct.len());
         // 700-1023 bytes: about 3 KB each, so the byte bound comes first.
         let big = pieces(LONG_BYTES / 2048, 8, |next| 700 + next((MAX_PIECE - 699) as u64) as usize);
         for (which, pieces) in [("entries", &many), ("bytes", &big)] {
@@ -897,6 +1089,132 @@ mod tests {
             assert!(!c.long.table.is_empty(), "{which}: and filled again");
             if which == "entries" {
                 assert_eq!(most, MAX_ENTRIES);
+            }
+        }
+    }
+
+    /// Pieces of 16-31 bytes go to the mid table, whatever they are: tokens of that length
+    /// (stored with their one id), pieces of a few ids, and pieces of up to 31 (past the
+    /// inline table's four, across several chunks). The first pass stores each once, every
+    /// answer equals the vocabulary's or the merge's; the second stores nothing and answers
+    /// every piece that is no token as a hit; a piece within the last 31 bytes of the text
+    /// (no 32 readable bytes) is answered the long table's way. Then the bounds: more distinct pieces
+    /// than [`MID_ENTRIES`], and more ids than [`MID_CHUNKS`] holds, each empty the table,
+    /// which then fills again and never holds more than either.
+    #[test]
+    fn pieces_of_16_to_31_bytes_answer_from_the_mid_table() {
+        let long_tokens = ["abcdabcdabcdabcd", "dddddddddddddddddddddddddddddd"];
+        let v = byte_vocab(&["ab", "bc", "abc", "cd", "ca", "bca", "dd", "ddd", "abcd", "cdab", "abcdab", "dcba", "bcda", long_tokens[0], long_tokens[1]]);
+        let want = |p: &[u8]| match v.rank(p) {
+            Some(r) => vec![r],
+            None => {
+                let mut w = Vec::new();
+                merge_piece(&v, p, &mut w);
+                w
+            }
+        };
+        // a-d merge into a few ids; a-p (most letters no part of any token) into many.
+        let mut pieces = pieces(600, 0x51ed_270b, |next| 16 + next(16) as usize);
+        let few = tests::pieces(600, 0x2545_f491, |next| 16 + next(16) as usize);
+        pieces.extend(few.into_iter().map(|p| p.into_iter().map(|b| b"abcd"[(b % 4) as usize]).collect::<Vec<u8>>()));
+        for (i, t) in long_tokens.iter().cycle().take(100).enumerate() {
+            pieces.insert(7 * i, t.as_bytes().to_vec());
+        }
+        pieces.insert(0, b"ef".to_vec()); // no token: makes the cache
+        // Each twice in a row, so that the cache stays on (pieces that never repeat turn it off).
+        let pieces: Vec<Vec<u8>> = pieces.into_iter().flat_map(|p| [p.clone(), p]).collect();
+        let text: Vec<u8> = pieces.concat();
+        let spans: Vec<(usize, usize)> = pieces.iter().scan(0, |at, p| {
+            *at += p.len();
+            Some((*at - p.len(), *at))
+        }).collect();
+        let (mut distinct, mut chunks, mut merged) = (std::collections::HashSet::new(), 0, 0);
+        for (&(start, end), p) in spans.iter().zip(&pieces) {
+            if (16..=MID_PIECE).contains(&p.len()) && start + 32 <= text.len() && distinct.insert(p.clone()) {
+                chunks += 2 + want(p).len().div_ceil(4);
+            }
+            merged += usize::from(v.rank(p).is_none());
+            assert!(end <= text.len());
+        }
+        let most = pieces.iter().map(|p| want(p).len()).max().unwrap();
+        assert!(most > 16, "pieces of many ids: {most}");
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let mut cache = None;
+                    let pass = |cache: &mut Option<PieceCache>| {
+                        for (&(start, end), p) in spans.iter().zip(&pieces) {
+                            let mut got = Vec::new();
+                            PieceCache::encode(cache, &v, &text, start, end, &mut got);
+                            assert_eq!(got, want(p), "piece {:?}", String::from_utf8_lossy(p));
+                        }
+                    };
+                    pass(&mut cache);
+                    let c = cache.as_ref().unwrap();
+                    assert_eq!((c.mid.table.len(), c.mid.chunks.len()), (distinct.len(), chunks), "each piece stored once");
+                    let key = |t: &[u8]| pack32_words(&text[text.windows(t.len()).position(|w| w == t).unwrap()..][..32].try_into().unwrap(), t.len());
+                    let k = key(long_tokens[0].as_bytes());
+                    assert_eq!(c.mid.get(Mid::hash(&k), &k).map(|(_, n)| n), Some(1), "a token is stored with its one id");
+                    let hits = c.hits;
+                    pass(&mut cache);
+                    let c = cache.as_ref().unwrap();
+                    assert_eq!((c.mid.table.len(), c.mid.chunks.len()), (distinct.len(), chunks), "the second pass stores nothing");
+                    assert_eq!(c.hits - hits, merged as u64, "every piece that is no token is a hit");
+                    // The thread keeps the table for `v` only: another vocabulary with the same
+                    // tokens ranked otherwise (other merges) gets its own answers.
+                    drop(cache);
+                    let mut reversed = ["ab", "bc", "abc", "cd", "ca", "bca", "dd", "ddd", "abcd", "cdab", "abcdab", "dcba", "bcda", long_tokens[0], long_tokens[1]];
+                    reversed.reverse();
+                    let w = byte_vocab(&reversed);
+                    let (mut cache, mut differ) = (None, 0);
+                    for (&(start, end), p) in spans.iter().zip(&pieces) {
+                        let mut got = Vec::new();
+                        PieceCache::encode(&mut cache, &w, &text, start, end, &mut got);
+                        let mut theirs = Vec::new();
+                        match w.rank(p) {
+                            Some(r) => theirs.push(r),
+                            None => merge_piece(&w, p, &mut theirs),
+                        }
+                        assert_eq!(got, theirs, "piece {:?} under the other table", String::from_utf8_lossy(p));
+                        differ += usize::from(theirs != want(p));
+                    }
+                    assert!(differ > 100, "{differ} pieces the two tables merge differently");
+                })
+                .join()
+                .unwrap()
+        });
+        // The bounds: 16-byte tokens of a table of more than MID_ENTRIES of them (three chunks
+        // each, so the entry bound comes first), then 31-byte pieces of a-p (about 25 ids: nine
+        // chunks, so the chunk bound comes first), the latter twice each (the cache stays on).
+        let tokens = tests::pieces(MID_ENTRIES + 5_000, 11, |_| 16);
+        let many = byte_vocab(&tokens.iter().map(|t| std::str::from_utf8(t).unwrap()).collect::<Vec<_>>());
+        let long: Vec<Vec<u8>> = tests::pieces(MID_CHUNKS / 9 + 5_000, 12, |_| 31).into_iter().flat_map(|p| [p.clone(), p]).collect();
+        for (which, v, pieces) in [("entries", &many, [vec![b"ef".to_vec()], tokens].concat()), ("chunks", &v, long)] {
+            let want = |p: &[u8]| match v.rank(p) {
+                Some(r) => vec![r],
+                None => {
+                    let mut w = Vec::new();
+                    merge_piece(v, p, &mut w);
+                    w
+                }
+            };
+            let text: Vec<u8> = [pieces.concat(), vec![b' '; 32]].concat();
+            let (mut cache, mut start, mut emptied, mut most, mut last) = (None, 0, 0, 0, 0);
+            for p in &pieces {
+                let mut got = Vec::new();
+                PieceCache::encode(&mut cache, v, &text, start, start + p.len(), &mut got);
+                assert_eq!(got, want(p));
+                start += p.len();
+                let Some(c) = cache.as_ref() else { continue };
+                let (n, chunks) = (c.mid.table.len(), c.mid.chunks.len());
+                assert!(n <= MID_ENTRIES && chunks <= MID_CHUNKS, "{which}: {n} entries, {chunks} chunks");
+                assert_eq!(c.bypass, 0, "{which}: the cache stays on");
+                emptied += usize::from(n < last);
+                (most, last) = (most.max(n), n);
+            }
+            assert!(emptied >= 1 && last > 0, "{which}: emptied when full ({emptied}), and filled again");
+            if which == "entries" {
+                assert_eq!(most, MID_ENTRIES);
             }
         }
     }
