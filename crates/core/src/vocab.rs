@@ -21,7 +21,7 @@ pub mod table;
 mod long;
 use long::LongFilter;
 pub use table::TokenTable;
-pub(crate) use medium::{hash16, pack16, pack16_words};
+pub(crate) use medium::{hash16, pack16, pack16_words, KEEP};
 use medium::{MediumIndex, MAX_MEDIUM};
 use short::{pack, pack_word, ShortIndex, MAX_SHORT};
 

@@ -53,8 +53,8 @@ pub fn pack16_words(words: &[u8], n: usize) -> [u64; 2] {
 }
 
 /// `KEEP[n]`: the masks keeping the first min(n, 8) bytes of the first word and n - min(n, 8)
-/// of the second.
-static KEEP: [[u64; 2]; 16] = {
+/// of the second (also the piece cache's for the last two words of a 32-byte key).
+pub(crate) static KEEP: [[u64; 2]; 16] = {
     let mut t = [[0u64; 2]; 16];
     let mut n = 0;
     while n < 16 {

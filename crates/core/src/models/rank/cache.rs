@@ -418,21 +418,10 @@ impl Mid {
 fn pack32_words(w: &[u8; 32], n: usize) -> [u64; 4] {
     debug_assert!((INLINE_PIECE + 1..=MID_PIECE).contains(&n));
     let word = |k: usize| u64::from_le_bytes(w[8 * k..8 * k + 8].try_into().unwrap());
-    let [m2, m3] = KEEP32[n & 15];
+    // Bytes 16..n of the last two words: the masks of a 16-byte key of n - 16 bytes.
+    let [m2, m3] = crate::vocab::KEEP[n & 15];
     [word(0), word(1), word(2) & m2, word(3) & m3 | (n as u64) << 56]
 }
-
-/// `KEEP32[n - 16]`: the masks keeping bytes 16..n of a key's third and fourth words.
-static KEEP32: [[u64; 2]; 16] = {
-    let mut t = [[0u64; 2]; 16];
-    let mut k = 0;
-    while k < 16 {
-        let (a, b) = if k < 8 { (k, 0) } else { (8, k - 8) };
-        t[k] = [((1u128 << (8 * a)) - 1) as u64, ((1u128 << (8 * b)) - 1) as u64];
-        k += 1;
-    }
-    t
-};
 
 /// Bits of a new inline table for a call with `text_len` bytes of text left: a slot per 64
 /// bytes, from 256 slots up to [`KEPT_SLOTS`]. Real text stores far fewer pieces than that: at
