@@ -424,14 +424,13 @@ fn pack32_words(w: &[u8; 32], n: usize) -> [u64; 4] {
 }
 
 /// Asks for every line of a kept table `v` ahead of a call with `text_len` bytes of text
-/// left, when the table is no larger than the text: a call that follows other work (a pause,
+/// left, when the table is no larger than the text. A call that follows other work (a pause,
 /// other libraries) finds its tables' lines gone from the caches, and its lookups then wait
-/// on them one random line at a time; read in order, they come at the memory's streaming
-/// speed (about 0.1 ms a MB here). Bounded by the text, so that a short call never streams
-/// a large table it will barely use: the most it can add is about 0.1 ms per MB of text,
-/// against 2-4 ms a MB of warm encoding. (Issue 14, nineteenth pass: warm o200k calls to a
-/// list from Python after a 50 ms pause, medians of 9, two alternated runs: de.txt 243 / 248
-/// -> 265 / 268 MB/s, uk.txt 270 / 265 -> 296 / 294; back to back and cold unchanged.)
+/// on them one random line at a time; asked for in order, they stream in while the encoding
+/// starts. The bound keeps a short call (a document of a batch) from streaming a large table
+/// it will barely use. (Issue 14, nineteenth pass: warm o200k calls to a list from Python
+/// after a 50 ms pause, medians of 9, two alternated runs: de.txt 243 / 248 -> 265 / 268
+/// MB/s, uk.txt 270 / 265 -> 296 / 294; back to back and cold unchanged.)
 #[inline]
 fn warm_up<T>(v: &[T], text_len: usize) {
     let bytes = std::mem::size_of_val(v);
