@@ -773,6 +773,18 @@ mod tests {
         byte_vocab(&["ab", "bc", "abc", "cd", "ca", "bca", "dd", "ddd", "abcd", "cdab", "abcdab", "dcba", "bcda"])
     }
 
+    /// What the encoder must answer for the piece `p`: its id if it is a token, else its merge.
+    fn answer(v: &Vocab, p: &[u8]) -> Vec<u32> {
+        match v.rank(p) {
+            Some(r) => vec![r],
+            None => {
+                let mut w = Vec::new();
+                merge_piece(v, p, &mut w);
+                w
+            }
+        }
+    }
+
     /// `n` pseudo-random pieces of a-p, of the lengths `len` draws (given the generator).
     fn pieces(n: usize, seed: u64, mut len: impl FnMut(&mut dyn FnMut(u64) -> u64) -> usize) -> Vec<Vec<u8>> {
         let mut x = seed;
@@ -901,14 +913,7 @@ mod tests {
         // keeps the cache on (the test below has them never repeat).
         let pieces: Vec<Vec<u8>> = pieces.into_iter().flat_map(|p| [p.clone(), p]).collect();
         let text: Vec<u8> = pieces.concat();
-        let want = |p: &[u8]| match v.rank(p) {
-            Some(r) => vec![r],
-            None => {
-                let mut w = Vec::new();
-                merge_piece(&v, p, &mut w);
-                w
-            }
-        };
+        let want = |p: &[u8]| answer(&v, p);
         // On a thread of its own, so that no kept table of another test is used.
         std::thread::scope(|scope| {
             scope
@@ -972,14 +977,7 @@ mod tests {
                         let end = start + p.len();
                         let mut got = Vec::new();
                         PieceCache::encode(&mut cache, &v, &text, start, end, &mut got);
-                        let want = v.rank(p).map_or_else(
-                            || {
-                                let mut w = Vec::new();
-                                merge_piece(&v, p, &mut w);
-                                w
-                            },
-                            |r| vec![r],
-                        );
+                        let want = answer(&v, p);
                         assert_eq!(got, want);
                         off += usize::from(cache.as_ref().is_some_and(|c| c.bypass > 0));
                         start = end;
@@ -1123,14 +1121,7 @@ mod tests {
     fn pieces_of_16_to_31_bytes_answer_from_the_mid_table() {
         let long_tokens = ["abcdabcdabcdabcd", "dddddddddddddddddddddddddddddd"];
         let v = byte_vocab(&["ab", "bc", "abc", "cd", "ca", "bca", "dd", "ddd", "abcd", "cdab", "abcdab", "dcba", "bcda", long_tokens[0], long_tokens[1]]);
-        let want = |p: &[u8]| match v.rank(p) {
-            Some(r) => vec![r],
-            None => {
-                let mut w = Vec::new();
-                merge_piece(&v, p, &mut w);
-                w
-            }
-        };
+        let want = |p: &[u8]| answer(&v, p);
         // a-d merge into a few ids; a-p (most letters no part of any token) into many.
         let mut pieces = pieces(600, 0x51ed_270b, |next| 16 + next(16) as usize);
         let few = tests::pieces(600, 0x2545_f491, |next| 16 + next(16) as usize);
@@ -1188,11 +1179,7 @@ mod tests {
                     for (&(start, end), p) in spans.iter().zip(&pieces) {
                         let mut got = Vec::new();
                         PieceCache::encode(&mut cache, &w, &text, start, end, &mut got);
-                        let mut theirs = Vec::new();
-                        match w.rank(p) {
-                            Some(r) => theirs.push(r),
-                            None => merge_piece(&w, p, &mut theirs),
-                        }
+                        let theirs = answer(&w, p);
                         assert_eq!(got, theirs, "piece {:?} under the other table", String::from_utf8_lossy(p));
                         differ += usize::from(theirs != want(p));
                     }
@@ -1208,14 +1195,7 @@ mod tests {
         let many = byte_vocab(&tokens.iter().map(|t| std::str::from_utf8(t).unwrap()).collect::<Vec<_>>());
         let long: Vec<Vec<u8>> = tests::pieces(MID_CHUNKS / 9 + 5_000, 12, |_| 31).into_iter().flat_map(|p| [p.clone(), p]).collect();
         for (which, v, pieces) in [("entries", &many, [vec![b"ef".to_vec()], tokens].concat()), ("chunks", &v, long)] {
-            let want = |p: &[u8]| match v.rank(p) {
-                Some(r) => vec![r],
-                None => {
-                    let mut w = Vec::new();
-                    merge_piece(v, p, &mut w);
-                    w
-                }
-            };
+            let want = |p: &[u8]| answer(v, p);
             let text: Vec<u8> = [pieces.concat(), vec![b' '; 32]].concat();
             let (mut cache, mut start, mut emptied, mut most, mut last) = (None, 0, 0, 0, 0);
             for p in &pieces {
