@@ -1,0 +1,79 @@
+"""The ``list[int]`` that ``encode_ordinary`` and the list batches return: its item array is
+allocated by bytepair and filled once (crates/python/src/ids.rs, ``list_from``), not zeroed by
+``PyList_New`` first. These tests hold what such a list must stay: the same ids as the numpy
+path, and a list that CPython grows, shrinks, sorts, copies and frees with its own allocator.
+The last runs in a child under ``PYTHONMALLOC=debug``, whose allocator checks every realloc and
+free against the allocator that made the block and aborts the process on a mismatch."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+
+import bytepair
+
+TEXTS = ["", "a", "hello world", "naïve café 😀 中文\n" * 50, "x" * 5000, "def f(x):\n    return x\n" * 400]
+
+
+@pytest.fixture(scope="module")
+def enc() -> bytepair.Encoding:
+    return bytepair.get_encoding("o200k_base")
+
+
+def reshape(ids: list[int]) -> list[int]:
+    """List operations that resize, move and free the item array."""
+    ids.append(7)
+    ids.extend(range(3))
+    ids.insert(0, 5)
+    del ids[1:4]
+    ids.pop()
+    ids *= 2
+    ids.sort()
+    ids.reverse()
+    ids[: len(ids) // 2] = []
+    return ids + ids.copy()
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_list_holds_the_ids_and_behaves_as_a_list(enc, text):
+    ids = enc.encode_ordinary(text)
+    want = enc.encode_to_numpy(text).tolist()
+    assert type(ids) is list and len(ids) == len(want) and ids == want
+    assert all(type(i) is int for i in ids)
+    assert reshape(ids) == reshape(list(want))
+
+
+def test_batch_lists_behave_as_lists(enc):
+    out = enc.encode_ordinary_batch(TEXTS, num_threads=2)
+    assert out == [enc.encode_to_numpy(t).tolist() for t in TEXTS]
+    assert [reshape(ids) for ids in out] == [reshape(enc.encode_to_numpy(t).tolist()) for t in TEXTS]
+
+
+CHILD = f"""
+import gc, bytepair
+TEXTS = {TEXTS!r}
+enc = bytepair.get_encoding("o200k_base")
+{inspect.getsource(reshape)}
+kept = []
+for round in range(20):
+    for t in TEXTS:
+        ids = enc.encode_ordinary(t * (round % 3 + 1))
+        kept.append(reshape(ids) if round % 2 else ids)
+    kept.extend(enc.encode_ordinary_batch(TEXTS, num_threads=2))
+    if len(kept) > 60:
+        del kept[:30]
+        gc.collect()
+del kept
+gc.collect()
+print("ok")
+"""
+
+
+def test_lists_pass_the_debug_allocator():
+    env = dict(os.environ, PYTHONMALLOC="debug")
+    run = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stderr[-2000:])
