@@ -450,10 +450,10 @@ fn warm_up<T>(v: &[T], text_len: usize) {
 
 /// Shortest piece that [`PieceCache::first_sight`] asks of the long table before the
 /// vocabulary. A piece of at most [`INLINE_PIECE`] bytes is in the long table when it merges
-/// into more than [`INLINE_IDS`] ids (Chinese words of four or five characters, Turkish words
-/// on cl100k), and a warm call misses the inline table on every occurrence of such a piece:
-/// asked first, the long table answers it without the lookup in the vocabulary's index of
-/// 8-15-byte tokens (3 MB for o200k, a line that a call after other work mostly misses). A
+/// into more than [`INLINE_IDS`] ids (CJK runs, and on cl100k Turkish and German words:
+/// docs/engine.md section 3 has the counts), and a warm call misses the inline table
+/// on every occurrence of such a piece: asked first, the long table answers it without the
+/// lookup in the vocabulary's index of 8-15-byte tokens (3 MB for o200k, more than the L2). A
 /// token is never in the long table, so the order changes no answer. Pieces of 7 bytes or
 /// fewer rarely merge into more than four ids, and their vocabulary lookup (one word, one
 /// probe of the short index) costs less than the long table's hash and probe.
