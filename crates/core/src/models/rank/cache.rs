@@ -715,13 +715,9 @@ impl PieceCache {
             self.mid.insert(hash, key, &[rank]);
             return;
         }
-        self.count_miss();
-        // Merged into the end of the long table's ids (scratch room it keeps anyway).
-        let off = self.long.ids.len();
-        merge_miss(vocab, &text[start..end], &mut self.long.ids);
-        let got = &self.long.ids[off..];
-        out.extend(got);
-        self.mid.insert(hash, key, got);
+        // The ids are copied into the mid table, and the long table's scratch dropped.
+        let off = self.merge_counted(vocab, &text[start..end], out);
+        self.mid.insert(hash, key, &self.long.ids[off..]);
         self.long.ids.truncate(off);
     }
 
@@ -782,12 +778,9 @@ impl PieceCache {
     /// table.
     #[inline(never)]
     fn learn<S: Sink>(&mut self, vocab: &Vocab, piece: &[u8], hash: u64, key: Option<[u64; 2]>, out: &mut S) {
-        self.count_miss();
-        // Merged straight into the long table's ids, where it stays unless it goes inline.
-        let off = self.long.ids.len();
-        merge_miss(vocab, piece, &mut self.long.ids);
+        // The ids stay where they were merged unless the piece goes inline.
+        let off = self.merge_counted(vocab, piece, out);
         let got = &self.long.ids[off..];
-        out.extend(got);
         match key {
             // At least two ids (a slot of one id is read as a token's, which would not count as
             // a hit); always true here, as a piece that merges into one id is a token, but not
@@ -803,6 +796,19 @@ impl PieceCache {
             }
             _ => self.long.insert(hash, piece, off),
         }
+    }
+
+    /// Counts a miss, merges `piece` (no token) onto the end of the long table's ids and pushes
+    /// them to `out`; returns where they start. The long table's buffer is the scratch room of
+    /// every merge the cache stores: its ids stay there when the piece goes to the long table,
+    /// and are copied out and dropped when it goes inline or to the mid table.
+    #[inline(always)]
+    fn merge_counted<S: Sink>(&mut self, vocab: &Vocab, piece: &[u8], out: &mut S) -> usize {
+        self.count_miss();
+        let off = self.long.ids.len();
+        merge_miss(vocab, piece, &mut self.long.ids);
+        out.extend(&self.long.ids[off..]);
+        off
     }
 }
 
