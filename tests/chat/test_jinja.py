@@ -212,6 +212,10 @@ def test_hostile_templates_fail_cleanly():
         render_conversation(enc, msgs, template="{% for i in range(10**9) %}{% endfor %}")
     with pytest.raises(ChatError, match="SecurityError"):
         render_conversation(enc, msgs, template="{% set ns = namespace(_x=1) %}")
+    # A tag opener whose own `%` once closed it (a panic in the {% generation %} rewrite,
+    # found by fuzz/run.sh): refused as jinja2 refuses it.
+    with pytest.raises(ChatError, match="not valid Jinja"):
+        render_conversation(enc, msgs, template="{%}{% generation %}")
 
 
 def test_masks_that_split_a_sentencepiece_run_are_refused():

@@ -374,12 +374,16 @@ pub fn rewrite_generation(source: &str, markers: bool) -> Result<(Cow<'_, str>, 
     while let Some(rel) = source[at..].find('{') {
         let start = at + rel;
         let rest = &source[start..];
-        if rest.starts_with("{#") {
-            at = rest.find("#}").map_or(source.len(), |e| start + e + 2);
-        } else if rest.starts_with("{{") {
-            at = rest.find("}}").map_or(source.len(), |e| start + e + 2);
-        } else if rest.starts_with("{%") {
-            let Some(close) = rest.find("%}") else { break };
+        // Each closer is looked for after its opener, as jinja2's lexer does: in `{#}` or `{%}`
+        // the opener's `#` or `%` does not close it (a search from the `{` found `{%}`'s own
+        // `%}` and cut the tag from byte 2 to byte 1: a fuzzer's input, now
+        // fuzz/regressions/chat_template).
+        if let Some(inner) = rest.strip_prefix("{#") {
+            at = inner.find("#}").map_or(source.len(), |e| start + 2 + e + 2);
+        } else if let Some(inner) = rest.strip_prefix("{{") {
+            at = inner.find("}}").map_or(source.len(), |e| start + 2 + e + 2);
+        } else if let Some(inner) = rest.strip_prefix("{%") {
+            let Some(close) = inner.find("%}").map(|e| 2 + e) else { break };
             let tag = &rest[2..close]; // between {% and %}
             let end = start + close + 2;
             let lead = tag.strip_prefix(['-', '+']).unwrap_or(tag);
@@ -1081,6 +1085,21 @@ mod tests {
         assert_eq!(render(literal, "{}").unwrap(), "{% generation %}{% generation %}");
         assert!(matches!(rewrite_generation("{% generation %}", true), Err(TemplateError::Syntax { line: Some(1), .. })));
         assert!(matches!(rewrite_generation("\n{% endgeneration %}", true), Err(TemplateError::Syntax { line: Some(2), .. })));
+    }
+
+    /// A closer is found after its opener, as jinja2's lexer finds it: `{%}` is not a whole
+    /// tag (this panicked: a fuzzer's input, kept in fuzz/regressions/chat_template), and `{#}`
+    /// opens a comment that runs to the next `#}`.
+    #[test]
+    fn an_opener_does_not_close_itself() {
+        let bogus = "{%}{% generation %}";
+        assert_eq!(rewrite_generation(bogus, true).unwrap(), (Cow::Borrowed(bogus), false));
+        assert!(matches!(JinjaTemplate::new(bogus), Err(TemplateError::Syntax { .. })), "{:?}", JinjaTemplate::new(bogus).err());
+        assert!(rewrite_generation("{%}{% generation %}x{% endgeneration %}", true).is_err());
+        // All one comment, as in jinja2: nothing to rewrite, nothing rendered.
+        let comment = "{#}{% generation %}{% endgeneration %}#}x";
+        assert_eq!(rewrite_generation(comment, true).unwrap(), (Cow::Borrowed(comment), false));
+        assert_eq!(render(comment, "{}").unwrap(), "x");
     }
 
     #[test]
