@@ -377,13 +377,13 @@ pub fn rewrite_generation(source: &str, markers: bool) -> Result<(Cow<'_, str>, 
         // Each closer is looked for after its opener, as jinja2's lexer does: in `{#}` or `{%}`
         // the opener's `#` or `%` does not close it (a search from the `{` found `{%}`'s own
         // `%}` and cut the tag from byte 2 to byte 1: a fuzzer's input, now
-        // fuzz/regressions/chat_template).
+        // fuzz/regressions/chat_template). In expressions and tags, not inside a string.
         if let Some(inner) = rest.strip_prefix("{#") {
             at = inner.find("#}").map_or(source.len(), |e| start + 2 + e + 2);
         } else if let Some(inner) = rest.strip_prefix("{{") {
-            at = inner.find("}}").map_or(source.len(), |e| start + 2 + e + 2);
+            at = closer_outside_strings(inner, "}}").map_or(source.len(), |e| start + 2 + e + 2);
         } else if let Some(inner) = rest.strip_prefix("{%") {
-            let Some(close) = inner.find("%}").map(|e| 2 + e) else { break };
+            let Some(close) = closer_outside_strings(inner, "%}").map(|e| 2 + e) else { break };
             let tag = &rest[2..close]; // between {% and %}
             let end = start + close + 2;
             let lead = tag.strip_prefix(['-', '+']).unwrap_or(tag);
@@ -434,6 +434,32 @@ pub fn rewrite_generation(source: &str, markers: bool) -> Result<(Cow<'_, str>, 
     }
     out.push_str(&source[copied..]);
     Ok((Cow::Owned(out), true))
+}
+
+/// Where `close` first occurs in `inner` (the text after a `{{` or `{%`) outside the string
+/// literals jinja2's lexer reads there (`'...'` or `"..."`, a backslash escaping the next
+/// character), so that `{{ '}}' }}` ends at its last `}}`; None if it does not occur, or a
+/// string is left open (jinja2 refuses such a template, and so does the renderer).
+fn closer_outside_strings(inner: &str, close: &str) -> Option<usize> {
+    let b = inner.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if i >= b.len() {
+                    return None;
+                }
+                i += 1;
+            }
+            _ if b[i..].starts_with(close.as_bytes()) => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 // globals -------------------------------------------------------------------------------------
@@ -1087,9 +1113,10 @@ mod tests {
         assert!(matches!(rewrite_generation("\n{% endgeneration %}", true), Err(TemplateError::Syntax { line: Some(2), .. })));
     }
 
-    /// A closer is found after its opener, as jinja2's lexer finds it: `{%}` is not a whole
-    /// tag (this panicked: a fuzzer's input, kept in fuzz/regressions/chat_template), and `{#}`
-    /// opens a comment that runs to the next `#}`.
+    /// A closer is found after its opener and outside string literals, as jinja2's lexer
+    /// finds it: `{%}` is not a whole tag (this panicked: a fuzzer's input, kept in
+    /// fuzz/regressions/chat_template), `{#}` opens a comment that runs to the next `#}`, and
+    /// a `}}` or `%}` in a string closes nothing.
     #[test]
     fn an_opener_does_not_close_itself() {
         let bogus = "{%}{% generation %}";
@@ -1100,6 +1127,15 @@ mod tests {
         let comment = "{#}{% generation %}{% endgeneration %}#}x";
         assert_eq!(rewrite_generation(comment, true).unwrap(), (Cow::Borrowed(comment), false));
         assert_eq!(render(comment, "{}").unwrap(), "x");
+        // A closer inside a string literal closes nothing, in an expression or a tag: these
+        // generation tags are text that jinja2 prints.
+        let quoted = "{{ '}}{% generation %}' }}{% set s = \"%}{% endgeneration %}\" %}{{ s }}";
+        assert_eq!(rewrite_generation(quoted, true).unwrap(), (Cow::Borrowed(quoted), false));
+        assert_eq!(render(quoted, "{}").unwrap(), "}}{% generation %}%}{% endgeneration %}");
+        let escaped = r#"{{ 'it\'s }}' }}{% generation %}{{ "a\"%}" }}{% endgeneration %}"#;
+        assert!(rewrite_generation(escaped, true).unwrap().1);
+        assert_eq!(render(escaped, "{}").unwrap(), "it's }}\u{e002}a\"%}\u{e003}");
+        assert_eq!(JinjaTemplate::plain(escaped).unwrap().render_json("{}").unwrap(), "it's }}a\"%}");
     }
 
     #[test]
