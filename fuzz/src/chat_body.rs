@@ -112,7 +112,8 @@ pub fn chat_template(data: &[u8]) {
     // `strftime_now` reads the clock (`%f` is microseconds, as in Python), so only a template
     // that never names it must render the same twice (a fuzzer's input with `%f` in a format,
     // kept in fuzz/regressions/chat_template).
-    if !source.windows(b"strftime_now".len()).any(|w| w == b"strftime_now") {
+    let clock = b"strftime_now";
+    if !source.windows(clock.len()).any(|w| w == clock) {
         assert_eq!(first, render(t, &context), "two renders of one context differ");
     }
     bp_chat_template_free(t);
