@@ -1,7 +1,8 @@
 """Encoding throughput of bytepair beside every installed exact peer, in one run.
 
 For each encoding (cl100k_base, o200k_base) and each corpus (tests/support.py CORPORA: English,
-Python, German, Chinese, Ukrainian, Turkish, Vietnamese), every library encodes the same input:
+Python, German, Chinese, Ukrainian, Turkish, Vietnamese, Japanese, Russian), every library
+encodes the same input:
 
 - single texts (the first ``--text-mb`` MB of the corpus), list output and numpy output;
 - batches of ~4 KB documents (the same text cut at line breaks), on 1 and on 2 threads, as a
@@ -88,9 +89,9 @@ def worst_cases(n: int) -> dict[str, str]:
     }
 
 
-# The corpora that ../shared/corpus/make_corpus.py makes (the parity tests' list,
-# tests/support.py CORPORA): English prose, Python, German, Chinese, Ukrainian, Turkish,
-# Vietnamese.
+# The corpora that ../shared/corpus/make_corpus.py and scripts/more_corpora.py make (the
+# parity tests' list, tests/support.py CORPORA): English prose, Python, German, Chinese,
+# Ukrainian, Turkish, Vietnamese, Japanese, Russian.
 
 
 def corpora(corpus_dir: Path | None, nbytes: int) -> dict[str, str]:
@@ -109,7 +110,7 @@ def corpora(corpus_dir: Path | None, nbytes: int) -> dict[str, str]:
         if p.exists():
             out[name] = p.read_bytes()[:nbytes].decode("utf-8", errors="ignore")
         else:
-            print(f"note: {p} is missing (make_corpus.py makes it when its Debian package is installed)",
+            print(f"note: {p} is missing (make_corpus.py or scripts/more_corpora.py makes it when its Debian package is installed)",
                   file=sys.stderr)
     return out
 

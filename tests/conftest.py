@@ -31,7 +31,7 @@ def vocab_dir() -> Path:
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
     require(all((CORPUS_DIR / f"{c}.txt").is_file() for c in CORPORA),
-            f"the corpora in {CORPUS_DIR} (set BYTEPAIR_CORPUS_DIR or run make_corpus.py)")
+            f"the corpora in {CORPUS_DIR} (set BYTEPAIR_CORPUS_DIR, or run make_corpus.py and scripts/more_corpora.py)")
     return CORPUS_DIR
 
 

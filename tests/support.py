@@ -19,8 +19,9 @@ VOCAB_DIR = Path(os.environ.get("BYTEPAIR_VOCAB_DIR", SHARED / "vocab"))
 CORPUS_DIR = Path(os.environ.get("BYTEPAIR_CORPUS_DIR", REPO / "corpus"))
 # Every corpus ../shared/corpus/make_corpus.py makes (.ci/run installs its Debian packages):
 # English prose, Python source, German man pages, Chinese prose and poems, and Ukrainian,
-# Turkish and Vietnamese man pages (Cyrillic, dotted/dotless i, stacked diacritics).
-CORPORA = ("en", "code", "de", "zh-fortunes", "uk", "tr", "vi")
+# Turkish and Vietnamese man pages (Cyrillic, dotted/dotless i, stacked diacritics); then
+# Japanese and Russian man pages (kana and kanji; Cyrillic), from scripts/more_corpora.py.
+CORPORA = ("en", "code", "de", "zh-fortunes", "uk", "tr", "vi", "ja", "ru")
 BLOB = "https://openaipublic.blob.core.windows.net/encodings/"
 
 
