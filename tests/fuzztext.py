@@ -93,6 +93,10 @@ def plain_text(rnd: random.Random, n: int) -> str:
 CJK_LETTERS = (
     list("中文的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生")
     + list("㐀䶿鿿丽﨎𠀀𪛟𫝀𬺰𰀀𱍐가힣한국어ᄀㄱあゟアｱㄅꀀ〆") + ["ー", "ゝ", "々", "ｰ", "\u3099", "\u302a", "\u0301"]
+    # Common kana, whose first two bytes some tokens end with after another kana's last byte
+    # (cl100k_base: `し` + `e3 81`), so whether they start sealed depends on the byte before
+    # them (engine.md 3b, "The byte before, exactly").
+    + list("てがうさなたしのはをにでとまするいかきルドマシプリコフョッタラェ")
 )
 # What ends or continues a run: CJK, fullwidth and box-drawing punctuation, the ideographic
 # space, numbers (`Nl` 〇, `No` ㈠, fullwidth digits), Yijing symbols (`So` amid the

@@ -44,8 +44,12 @@
 //! 65,536 three-byte slots, 270 KB) its rank and whether rules 1 and 2 hold for *every*
 //! continuation byte z and *every* lead byte y except for the lone-byte cases, which depend on
 //! the exact neighbour byte and are read from two 64 x 64 tables (tokens ending with z b0,
-//! tokens starting with b2 y; 16 KB each) when the piece is merged. Other neighbours (ASCII, a
-//! space) leave the character in bytes: that is always exact, just not faster.
+//! tokens starting with b2 y; 16 KB each) when the piece is merged. A three-byte character
+//! for which rule 1 fails only through tokens ending with z b0 b1 has those read for its
+//! exact z too (a 64 x 16 x 64 table, 256 KB): the rule needs only the byte that stands before
+//! c, and a single low-ranked token such as cl100k_base's `し` + `e3 81` would otherwise keep
+//! `て` in bytes after every character. Other neighbours (ASCII, a space) leave the character
+//! in bytes: that is always exact, just not faster.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -104,11 +108,15 @@ impl LazyChars {
 
 /// Slot bits of [`Chars::slot`]: the character may be sealed at all (a token whose own merge is
 /// itself, first pair below it); rule 1's whole-table part holds for a continuation byte
-/// before it; rule 2's for a lead byte after it. The rank sits above them.
+/// before it; rule 2's for a lead byte after it; for a three-byte character without `LEFT`,
+/// rule 1 holds for every continuation byte before it for the character itself, so only its
+/// first two bytes' case is left, read for the exact byte before it from [`Chars::end3`]. The
+/// rank sits above them.
 const VALID: u32 = 1;
 const LEFT: u32 = 2;
 const RIGHT: u32 = 4;
-const RANK_SHIFT: u32 = 3;
+const LEFT_EXACT: u32 = 8;
+const RANK_SHIFT: u32 = 4;
 
 const NONE: u32 = u32::MAX;
 const TWO: usize = 1 << 11;
@@ -123,6 +131,16 @@ pub struct Chars {
     end2: Vec<u32>,
     /// Lowest rank of a token starting with b y, b a continuation byte and y a lead byte.
     start2: Vec<u32>,
+    /// Lowest rank of a token ending with z b0 b1, z a continuation byte and b0 b1 the first
+    /// two bytes of a three-byte character, at [`triple_index`]`(z, b0, b1)` (65,536 slots,
+    /// 256 KB): rule 1 for the character's first two bytes, for the exact byte before it.
+    /// Why exact: on cl100k_base a token such as `し` followed by `e3 81` (rank 21,105), the
+    /// first two bytes of most hiragana, ranks below `て` (38,144), `が` and `う`, so rule 1
+    /// taken over every continuation byte left those characters in bytes everywhere, though
+    /// the token can cross only after `し`'s last byte. Japanese text on cl100k then started
+    /// 56% of its three-byte characters sealed; read for the byte before, 82% (o200k: 86% and
+    /// 92%; Chinese, where no such token ranks that low, unchanged).
+    end3: Vec<u32>,
     /// Pairs of whole three-byte-character tokens that join into a token ([`Pairs`]), built
     /// on the first piece with two such characters side by side (so Cyrillic, Greek or
     /// Turkish text never builds it); `None` when the ranks do not fit its keys.
@@ -256,6 +274,12 @@ fn is_lead(b: u8) -> bool {
 fn pair_index(a: u8, b: u8) -> usize {
     ((a as usize & 0x3f) << 6) | (b as usize & 0x3f)
 }
+/// [`Chars::end3`]'s slot of a continuation byte `z` followed by a three-byte character's
+/// first two bytes `b0 b1` (lead `0xe0`-`0xef`, so 16 leads).
+#[inline(always)]
+fn triple_index(z: u8, b0: u8, b1: u8) -> usize {
+    ((z as usize & 0x3f) << 10) | ((b0 as usize & 0x0f) << 6) | (b1 as usize & 0x3f)
+}
 
 /// The slot of the character whose bytes start `s` (two or three bytes, lead byte checked by
 /// the caller), or `None` when `s` is not such a character's bytes.
@@ -290,6 +314,7 @@ impl Chars {
         let mut start_suf = vec![NONE; 1 << 12]; // b1 b2
         let mut end2 = vec![NONE; 1 << 12];
         let mut start2 = vec![NONE; 1 << 12];
+        let mut end3 = vec![NONE; 1 << 16];
         let low = |v: &mut u32, r: u32| *v = (*v).min(r);
         // The characters that are tokens, with their ranks (one pass over the table; looking
         // up each of the 67,584 byte patterns instead cost about 10 ms of random probes).
@@ -310,7 +335,8 @@ impl Chars {
                 match p {
                     1 => low(&mut end2[pair_index(z, tail[0])], r),
                     2 if tail[0] & 0xf0 == 0xe0 && is_cont(tail[1]) => {
-                        low(&mut end_pre[((tail[0] as usize & 0x0f) << 6) | (tail[1] as usize & 0x3f)], r)
+                        low(&mut end_pre[((tail[0] as usize & 0x0f) << 6) | (tail[1] as usize & 0x3f)], r);
+                        low(&mut end3[triple_index(z, tail[0], tail[1])], r);
                     }
                     _ => {}
                 }
@@ -340,8 +366,10 @@ impl Chars {
         }
         let mut slot = vec![0u32; n];
         for (k, r) in is_char {
-            let (left, right) = if k < TWO {
-                (end_char[k] > r, start_char[k] > r)
+            // `left_exact`: rule 1 holds for the whole character after any continuation byte,
+            // and its first two bytes' case is read for the exact byte before it (`end3`).
+            let (left, left_exact, right) = if k < TWO {
+                (end_char[k] > r, false, start_char[k] > r)
             } else {
                 let c = [0xe0 | ((k - TWO) >> 12) as u8, 0x80 | (((k - TWO) >> 6) & 0x3f) as u8, 0x80 | ((k - TWO) & 0x3f) as u8];
                 // Its own merge gives c when one of its two pairs is a token: that pair
@@ -351,11 +379,15 @@ impl Chars {
                     continue;
                 }
                 let pre = ((c[0] as usize & 0x0f) << 6) | (c[1] as usize & 0x3f);
-                (end_char[k] > r && end_pre[pre] > r, start_char[k] > r && start_suf[pair_index(c[1], c[2])] > r)
+                let whole = end_char[k] > r;
+                (whole && end_pre[pre] > r, whole, start_char[k] > r && start_suf[pair_index(c[1], c[2])] > r)
             };
-            slot[k] = r << RANK_SHIFT | VALID | if left { LEFT } else { 0 } | if right { RIGHT } else { 0 };
+            slot[k] = r << RANK_SHIFT
+                | VALID
+                | if left { LEFT } else if left_exact { LEFT_EXACT } else { 0 }
+                | if right { RIGHT } else { 0 };
         }
-        Some(Chars { slot, end2, start2, pairs: OnceLock::new(), joins: OnceLock::new(), joins_deferred: AtomicUsize::new(0) })
+        Some(Chars { slot, end2, start2, end3, pairs: OnceLock::new(), joins: OnceLock::new(), joins_deferred: AtomicUsize::new(0) })
     }
 
     /// The pair table of whole three-byte-character tokens of `vocab` (the vocabulary this
@@ -391,7 +423,7 @@ impl Chars {
         let r = s >> RANK_SHIFT;
         if i > 0 {
             let z = piece[i - 1];
-            if !is_cont(z) || s & LEFT == 0 || self.end2[pair_index(z, piece[i])] <= r {
+            if !is_cont(z) || (s & LEFT == 0 && !self.left_exact(s, z, &piece[i..], r)) || self.end2[pair_index(z, piece[i])] <= r {
                 return None;
             }
         }
@@ -403,6 +435,14 @@ impl Chars {
             }
         }
         Some((len, r))
+    }
+
+    /// Rule 1 for a three-byte character `c` (slot bits `s`, rank `r`) whose slot has
+    /// `LEFT_EXACT`, after the continuation byte `z`: no token ending with z and c's first two
+    /// bytes ranks at or below `r`.
+    #[inline(always)]
+    fn left_exact(&self, s: u32, z: u8, c: &[u8], r: u32) -> bool {
+        s & LEFT_EXACT != 0 && self.end3[triple_index(z, c[0], c[1])] > r
     }
 }
 
@@ -491,6 +531,27 @@ mod tests {
             }
         }
         assert!(sealed_seen > 1000, "the tables seal characters: {sealed_seen}");
+    }
+
+    /// Rule 1 for a character's first two bytes is read for the byte before it. A table like
+    /// cl100k_base's around hiragana: `e3 81`, `し`, `の`, then `し` followed by `e3 81`, then
+    /// `て`. The fourth token ends with `し`'s last byte and `て`'s first two bytes and ranks
+    /// below `て`, so `て` stays in bytes after `し` (there the merge makes that token first
+    /// and `て` never forms: ids 259 and `a6`'s byte) and is sealed after `の`, where no
+    /// token crosses.
+    #[test]
+    fn a_token_across_one_neighbour_unseals_only_there() {
+        let tokens: Vec<&[u8]> = vec![b"\xe3\x81", "し".as_bytes(), "の".as_bytes(), b"\xe3\x81\x97\xe3\x81", "て".as_bytes()];
+        let v = crate::test_data::byte_vocab(&tokens);
+        let te = v.rank("て".as_bytes()).unwrap();
+        let table = v.chars(1).unwrap();
+        assert_eq!(table.sealed_at("のて".as_bytes(), 3), Some((3, te)));
+        assert_eq!(table.sealed_at("して".as_bytes(), 3), None);
+        let crossing = v.rank(b"\xe3\x81\x97\xe3\x81").unwrap();
+        assert_eq!(merge_reference(&v, "して".as_bytes()), vec![crossing, v.byte_rank(0xa6)]);
+        for s in ["して", "のて", "のしてのて", "てのてして", "ののてて"] {
+            merges_as_defined(&v, s.as_bytes(), &tokens);
+        }
     }
 
     /// [`Pairs`]: tables whose tokens are mostly whole three-byte characters and words of two
