@@ -29,9 +29,10 @@ CORPORA = {"ja": ("ja", "manpages-ja"), "ru": ("ru", "manpages-ru")}
 
 def shared_reader():
     path = SHARED / "corpus" / "make_corpus.py"
-    spec = importlib.util.spec_from_file_location("make_corpus", path)
-    if spec is None or not path.is_file():
+    if not path.is_file():
         sys.exit(f"{path} not found (set BYTEPAIR_SHARED_DIR to the folder holding corpus/)")
+    spec = importlib.util.spec_from_file_location("make_corpus", path)
+    assert spec is not None and spec.loader is not None  # a .py file that exists
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.manpages
