@@ -381,9 +381,9 @@ fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok:
     let mut last = L::NIL;
     let (mut last3, mut side_by_side) = (false, false);
     while i < n {
-        let (len, r) = match chars {
-            Some(c) if piece[i] >= 0xc0 => c.sealed_at(piece, i).unwrap_or((1, vocab.byte_rank(piece[i]))),
-            _ => (1, vocab.byte_rank(piece[i])),
+        let (len, r, len2, r2) = match chars {
+            Some(c) if piece[i] >= 0xc0 => c.start_at(vocab, piece, i),
+            _ => (1, vocab.byte_rank(piece[i]), 0, 0),
         };
         tok[i] = r;
         prev[i] = last;
@@ -395,6 +395,18 @@ fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok:
         last = L::of(i);
         parts += 1;
         i += len;
+        if len2 > 0 {
+            // The rest of a character started from its first own merge: no part of it is a
+            // whole character.
+            tok[i] = r2;
+            prev[i] = last;
+            next[i] = L::of(i + len2);
+            whole3[i] = 0;
+            last3 = false;
+            last = L::of(i);
+            parts += 1;
+            i += len2;
+        }
     }
     (parts, side_by_side)
 }
