@@ -310,7 +310,7 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
     while p < n {
         let q = next[p].get();
         if q < n {
-            key[p] = at(pair_rank(vocab, pairs, &buf, &tok, &whole3, p, q, next[q].get()), p);
+            key[p] = at(pair_rank(vocab, chars, pairs, &buf, &tok, &whole3, p, q, next[q].get()), p);
         }
         p = q;
     }
@@ -346,13 +346,13 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
         if nr < n {
             prev[nr] = L::of(p);
             let e = next[nr].get();
-            key[p] = at(pair_rank(vocab, pairs, &buf, &tok, &whole3, p, nr, e), p);
+            key[p] = at(pair_rank(vocab, chars, pairs, &buf, &tok, &whole3, p, nr, e), p);
         } else {
             key[p] = u64::MAX;
         }
         let l = prev[p].get();
         if p > 0 {
-            key[l] = at(pair_rank(vocab, pairs, &buf, &tok, &whole3, l, p, nr), l);
+            key[l] = at(pair_rank(vocab, chars, pairs, &buf, &tok, &whole3, l, p, nr), l);
         }
         if blocked {
             for b in [q / 8, p / 8, l.min(p) / 8] {
@@ -369,10 +369,11 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
 
 /// Links the first parts of `piece` (2..=[`WIDE_CHARS_LONG`] bytes) in `tok`/`next`/`prev` and returns how
 /// many there are: single bytes, and with `chars` the two- and three-byte characters sealed
-/// where they stand (models/rank/chars.rs), whole. A sealed three-byte character is marked
-/// in `whole3` (the part is a token of whole three-byte characters: its pairs with other such
-/// parts are asked of [`Pairs`]). Returns how many parts, and whether two such characters
-/// are side by side.
+/// where they stand (models/rank/chars.rs), whole, and three-byte characters that start from
+/// their first own merge in two parts. A sealed three-byte character is marked in `whole3`
+/// (the part is a token of whole three-byte characters: its pairs with other such parts are
+/// asked of [`Pairs`]). Returns how many parts, and whether two such characters are side by
+/// side.
 #[inline(always)]
 fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [L], prev: &mut [L], whole3: &mut [u8]) -> (usize, bool) {
     let n = piece.len();
@@ -416,10 +417,15 @@ fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok:
 /// else from the vocabulary. A function, not a closure: LLVM left the closures out of line.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn pair_rank<const BUF: usize, const CAP: usize>(vocab: &Vocab, pairs: Option<&Pairs>, buf: &[u8; BUF], tok: &[u32; CAP], whole3: &[u8; CAP], p: usize, q: usize, e: usize) -> u32 {
+fn pair_rank<const BUF: usize, const CAP: usize>(vocab: &Vocab, chars: Option<&Chars>, pairs: Option<&Pairs>, buf: &[u8; BUF], tok: &[u32; CAP], whole3: &[u8; CAP], p: usize, q: usize, e: usize) -> u32 {
     if let Some(t) = pairs {
         if whole3[p] & whole3[q] != 0 {
             return t.get(tok[p], tok[q]);
+        }
+    }
+    if let Some(c) = chars {
+        if no_join(c, buf, p, q, e) {
+            return NONE;
         }
     }
     if e - p > vocab.max_token_len() {
@@ -429,13 +435,32 @@ fn pair_rank<const BUF: usize, const CAP: usize>(vocab: &Vocab, pairs: Option<&P
     }
 }
 
+/// Whether the parts `buf[p..q]` and `buf[q..e]` of a piece with sealed characters surely do
+/// not join into a token, from the small tables of chars.rs: the right part starts with a
+/// three-byte lead and no token holds the bytes around the join (`may_cross`), or the two are
+/// one three-byte pattern that is no token (`may_be_token3`: a half-started character's two
+/// parts). Either saves a lookup in the vocabulary's indexes, which the rounds wait on.
+#[inline(always)]
+fn no_join(chars: &Chars, buf: &[u8], p: usize, q: usize, e: usize) -> bool {
+    if buf[q] & 0xf0 == 0xe0 {
+        !chars.may_cross(buf[q - 1], &buf[q..e.min(q + 2)])
+    } else {
+        e - p == 3 && buf[p] & 0xf0 == 0xe0 && !chars.may_be_token3(&buf[p..e])
+    }
+}
+
 /// [`pair_rank`] for the linked scan (pieces of at most [`LINKED`] bytes).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn pair_linked<const WINDOWED: bool>(vocab: &Vocab, pairs: Option<&Pairs>, piece: &[u8], buf: &[u8; LINKED + 8], tok: &[u32; LINKED + 1], whole3: &[u8; LINKED + 1], p: usize, q: usize, e: usize) -> u32 {
+fn pair_linked<const WINDOWED: bool>(vocab: &Vocab, chars: Option<&Chars>, pairs: Option<&Pairs>, piece: &[u8], buf: &[u8; LINKED + 8], tok: &[u32; LINKED + 1], whole3: &[u8; LINKED + 1], p: usize, q: usize, e: usize) -> u32 {
     if let Some(t) = pairs {
         if whole3[p] & whole3[q] != 0 {
             return t.get(tok[p], tok[q]);
+        }
+    }
+    if let Some(c) = chars {
+        if no_join(c, buf, p, q, e) {
+            return NONE;
         }
     }
     rank_of::<_, WINDOWED>(vocab, piece, buf, p, e)
@@ -568,7 +593,7 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
         while p < n {
             let q = next[p] as usize;
             if q < n {
-                key[p] = at(pair_linked::<WINDOWED>(vocab, pairs, piece, buf, &tok, &whole3, p, q, next[q] as usize), p);
+                key[p] = at(pair_linked::<WINDOWED>(vocab, chars, pairs, piece, buf, &tok, &whole3, p, q, next[q] as usize), p);
             }
             p = q;
         }
@@ -600,13 +625,13 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
         if r < n {
             prev[r] = p as u8;
             let e = next[r] as usize;
-            key[p] = at(pair_linked::<WINDOWED>(vocab, pairs, piece, buf, &tok, &whole3, p, r, e), p);
+            key[p] = at(pair_linked::<WINDOWED>(vocab, chars, pairs, piece, buf, &tok, &whole3, p, r, e), p);
         } else {
             key[p] = u64::MAX;
         }
         if p > 0 {
             let l = prev[p] as usize;
-            key[l] = at(pair_linked::<WINDOWED>(vocab, pairs, piece, buf, &tok, &whole3, l, p, r), l);
+            key[l] = at(pair_linked::<WINDOWED>(vocab, chars, pairs, piece, buf, &tok, &whole3, l, p, r), l);
         }
     }
     let mut i = 0;
