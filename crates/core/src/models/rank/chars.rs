@@ -69,8 +69,16 @@
 //! for which rule 1 fails only through tokens ending with z b0 b1 has those read for its
 //! exact z too (a 64 x 16 x 64 table, 256 KB): the rule needs only the byte that stands before
 //! c, and a single low-ranked token such as cl100k_base's `し` + `e3 81` would otherwise keep
-//! `て` in bytes after every character. Other neighbours (ASCII, a space) leave the character
-//! in bytes: that is always exact, just not faster.
+//! `て` in bytes after every character. After an ASCII byte (a space or a Latin letter
+//! before a run of CJK or Cyrillic) rule 1 is read the same way: for every ASCII byte at
+//! once for the character and its first two bytes, and for the exact byte for its lead byte
+//! alone (a 128 x 64 table); a token such as a space and the character, ranked below it,
+//! keeps it in bytes there. An ASCII byte after a character (which the pre-tokenizers rarely
+//! leave inside a piece) leaves it in bytes: that is always exact, just not faster.
+//!
+//! Beside these, two bit tables over every token answer pair lookups of the merge that no
+//! token can satisfy ([`Chars::may_cross`], [`Chars::may_be_token3`]), and the half starts
+//! below read one more per three-byte pattern.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -131,13 +139,16 @@ impl LazyChars {
 /// itself, first pair below it); rule 1's whole-table part holds for a continuation byte
 /// before it; rule 2's for a lead byte after it; for a three-byte character without `LEFT`,
 /// rule 1 holds for every continuation byte before it for the character itself, so only its
-/// first two bytes' case is left, read for the exact byte before it from [`Chars::end3`]. The
-/// rank sits above them.
+/// first two bytes' case is left, read for the exact byte before it from [`Chars::end3`]; rule
+/// 1 holds after every ASCII byte for the character and (three bytes) its first two bytes, so
+/// only the lone lead byte's case is left, read for the exact byte from
+/// [`Chars::end_ascii2`]. The rank sits above them.
 const VALID: u32 = 1;
 const LEFT: u32 = 2;
 const RIGHT: u32 = 4;
 const LEFT_EXACT: u32 = 8;
-const RANK_SHIFT: u32 = 4;
+const LEFT_ASCII: u32 = 16;
+const RANK_SHIFT: u32 = 5;
 
 /// Bits of [`Chars::half`]: the pattern has a first own merge (rank r1 above the bits) that
 /// may be made before the piece's merge starts; that merge is b0b1 (else b1b2); after an
@@ -391,6 +402,7 @@ impl Chars {
         let mut suf2 = vec![NONE; 1 << 12];
         let mut end_ascii2 = vec![NONE; 128 << 6];
         let mut end_ascii_pre = vec![NONE; 16 << 6];
+        let mut end_ascii_char = vec![NONE; n];
         let mut cross3 = vec![0u64; 1 << 12];
         let mut cross2 = vec![0u64; 1 << 6];
         let mut token3_bits = vec![0u64; 1 << 10];
@@ -434,6 +446,11 @@ impl Chars {
                             low(&mut end_ascii_pre[((tail[0] as usize & 0x0f) << 6) | (tail[1] as usize & 0x3f)], r)
                         }
                         _ => {}
+                    }
+                    if let Some((k, l)) = char_slot(tail) {
+                        if l == p {
+                            low(&mut end_ascii_char[k], r);
+                        }
                     }
                 }
                 if !is_cont(z) || !is_lead(tail[0]) {
@@ -500,8 +517,8 @@ impl Chars {
         for (k, r) in is_char {
             // `left_exact`: rule 1 holds for the whole character after any continuation byte,
             // and its first two bytes' case is read for the exact byte before it (`end3`).
-            let (left, left_exact, right) = if k < TWO {
-                (end_char[k] > r, false, start_char[k] > r)
+            let (left, left_exact, right, left_ascii) = if k < TWO {
+                (end_char[k] > r, false, start_char[k] > r, end_ascii_char[k] > r)
             } else {
                 let c = [0xe0 | ((k - TWO) >> 12) as u8, 0x80 | (((k - TWO) >> 6) & 0x3f) as u8, 0x80 | ((k - TWO) & 0x3f) as u8];
                 // Its own merge gives c when one of its two pairs is a token: that pair
@@ -512,12 +529,18 @@ impl Chars {
                 }
                 let pre = ((c[0] as usize & 0x0f) << 6) | (c[1] as usize & 0x3f);
                 let whole = end_char[k] > r;
-                (whole && end_pre[pre] > r, whole, start_char[k] > r && start_suf[pair_index(c[1], c[2])] > r)
+                (
+                    whole && end_pre[pre] > r,
+                    whole,
+                    start_char[k] > r && start_suf[pair_index(c[1], c[2])] > r,
+                    end_ascii_char[k] > r && end_ascii_pre[pre] > r,
+                )
             };
             slot[k] = r << RANK_SHIFT
                 | VALID
                 | if left { LEFT } else if left_exact { LEFT_EXACT } else { 0 }
-                | if right { RIGHT } else { 0 };
+                | if right { RIGHT } else { 0 }
+                | if left_ascii { LEFT_ASCII } else { 0 };
         }
         Some(Chars { slot, end2, start2, end3, half, end_ascii2, cross3, cross2, token3: token3_bits, pairs: OnceLock::new(), joins: OnceLock::new(), joins_deferred: AtomicUsize::new(0) })
     }
@@ -555,7 +578,13 @@ impl Chars {
         let r = s >> RANK_SHIFT;
         if i > 0 {
             let z = piece[i - 1];
-            if !is_cont(z) || (s & LEFT == 0 && !self.left_exact(s, z, &piece[i..], r)) || self.end2[pair_index(z, piece[i])] <= r {
+            let sealed = if is_cont(z) {
+                (s & LEFT != 0 || self.left_exact(s, z, &piece[i..], r)) && self.end2[pair_index(z, piece[i])] > r
+            } else {
+                // After an ASCII byte (a space or a Latin letter before the run).
+                z < 0x80 && s & LEFT_ASCII != 0 && self.end_ascii2[(z as usize) << 6 | (piece[i] as usize & 0x3f)] > r
+            };
+            if !sealed {
                 return None;
             }
         }
@@ -749,6 +778,32 @@ mod tests {
         }
         assert!(sealed_seen > 1000, "the tables seal characters: {sealed_seen}");
         assert!(half_seen > 100, "the tables start characters half merged: {half_seen}");
+    }
+
+    /// Rule 1 after an ASCII byte: a token of a space and `て`'s lead byte ranks below `て`, so
+    /// after a space the merge from bytes joins those first and `て` never forms; after a
+    /// letter nothing crosses, and `て` is sealed there. A token of a space and the whole
+    /// character ranked below it unseals it after every ASCII byte.
+    #[test]
+    fn after_an_ascii_byte_rule_one_is_read_too() {
+        let tokens: Vec<&[u8]> = vec![b" \xe3", b"\xe3\x81", "て".as_bytes()];
+        let v = crate::test_data::byte_vocab(&tokens);
+        let te = v.rank("て".as_bytes()).unwrap();
+        let table = v.chars(1).unwrap();
+        assert_eq!(table.sealed_at("aて".as_bytes(), 1), Some((3, te)));
+        assert_eq!(table.sealed_at(" て".as_bytes(), 1), None);
+        assert_eq!(merge_reference(&v, " て".as_bytes()), vec![v.rank(b" \xe3").unwrap(), v.byte_rank(0x81), v.byte_rank(0xa6)]);
+        for s in ["aてて", " てて", "abてててa", " てaて"] {
+            merges_as_defined(&v, s.as_bytes(), &tokens);
+        }
+        let tokens: Vec<&[u8]> = vec![b"\xe3\x81", " て".as_bytes(), "て".as_bytes()];
+        let v = crate::test_data::byte_vocab(&tokens);
+        let table = v.chars(1).unwrap();
+        assert_eq!(table.sealed_at(" て".as_bytes(), 1), None);
+        assert_eq!(table.sealed_at("aて".as_bytes(), 1), None, "read for every ASCII byte at once");
+        for s in ["aてて", " てて", " てaて"] {
+            merges_as_defined(&v, s.as_bytes(), &tokens);
+        }
     }
 
     /// Half starts: `中` and `丁` are no tokens, and their first own merge is `e4 b8` (rank
