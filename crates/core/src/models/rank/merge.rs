@@ -301,7 +301,10 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
     // start whole. On CJK text that is about a third of the rounds.
     let chars = if 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= n { vocab.chars(n) } else { None };
     let mut whole3 = [0u8; CAP];
-    let (mut parts, side_by_side) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+    let (mut parts, side_by_side, has3) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+    // The crossing filter (`no_join`) only where a part starts with a three-byte lead: its
+    // test on every pair cost Cyrillic pieces a few percent for nothing.
+    let cross = if has3 { chars } else { None };
     // Pairs of parts that are both whole three-byte characters (or words of them) are asked
     // of the small pair table, the rest of the vocabulary (chars.rs, `Pairs`); only pieces
     // that start with two such characters side by side ask for the table.
@@ -310,7 +313,7 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
     while p < n {
         let q = next[p].get();
         if q < n {
-            key[p] = at(pair_rank(vocab, chars, pairs, &buf, &tok, &whole3, p, q, next[q].get()), p);
+            key[p] = at(pair_rank(vocab, cross, pairs, &buf, &tok, &whole3, p, q, next[q].get()), p);
         }
         p = q;
     }
@@ -346,13 +349,13 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
         if nr < n {
             prev[nr] = L::of(p);
             let e = next[nr].get();
-            key[p] = at(pair_rank(vocab, chars, pairs, &buf, &tok, &whole3, p, nr, e), p);
+            key[p] = at(pair_rank(vocab, cross, pairs, &buf, &tok, &whole3, p, nr, e), p);
         } else {
             key[p] = u64::MAX;
         }
         let l = prev[p].get();
         if p > 0 {
-            key[l] = at(pair_rank(vocab, chars, pairs, &buf, &tok, &whole3, l, p, nr), l);
+            key[l] = at(pair_rank(vocab, cross, pairs, &buf, &tok, &whole3, l, p, nr), l);
         }
         if blocked {
             for b in [q / 8, p / 8, l.min(p) / 8] {
@@ -372,18 +375,26 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
 /// where they stand (models/rank/chars.rs), whole, and three-byte characters that start from
 /// their first own merge in two parts. A sealed three-byte character is marked in `whole3`
 /// (the part is a token of whole three-byte characters: its pairs with other such parts are
-/// asked of [`Pairs`]). Returns how many parts, and whether two such characters are side by
-/// side.
+/// asked of [`Pairs`]). Returns how many parts, whether two such characters are side by side,
+/// and whether a part starts with a lead byte of three or four bytes.
 #[inline(always)]
-fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [L], prev: &mut [L], whole3: &mut [u8]) -> (usize, bool) {
+fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [L], prev: &mut [L], whole3: &mut [u8]) -> (usize, bool, bool) {
     let n = piece.len();
     let mut parts = 0;
     let mut i = 0;
     let mut last = L::NIL;
-    let (mut last3, mut side_by_side) = (false, false);
+    let (mut last3, mut side_by_side, mut has3) = (false, false, false);
     while i < n {
         let (len, r, len2, r2) = match chars {
-            Some(c) if piece[i] >= 0xc0 => c.start_at(vocab, piece, i),
+            // Three-byte characters may also start half merged; two-byte ones only sealed.
+            Some(c) if piece[i] >= 0xe0 => {
+                has3 = true;
+                c.start_at(vocab, piece, i)
+            }
+            Some(c) if piece[i] >= 0xc0 => match c.sealed_at(piece, i) {
+                Some((len, r)) => (len, r, 0, 0),
+                None => (1, vocab.byte_rank(piece[i]), 0, 0),
+            },
             _ => (1, vocab.byte_rank(piece[i]), 0, 0),
         };
         tok[i] = r;
@@ -409,7 +420,7 @@ fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok:
             i += len2;
         }
     }
-    (parts, side_by_side)
+    (parts, side_by_side, has3)
 }
 
 /// The rank of the pair of parts `p..q` and `q..e` of the wide scan's copy `buf`, or
@@ -582,10 +593,13 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
     // Pairs of whole three-byte-character parts go to the small pair table (chars.rs,
     // `Pairs`); `whole3` marks those parts.
     let mut pairs: Option<&Pairs> = None;
+    let mut cross: Option<&Chars> = None;
     let mut whole3 = [0u8; LINKED + 1];
     if chars.is_some() {
-        let side_by_side;
-        (parts, side_by_side) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+        let (side_by_side, has3);
+        (parts, side_by_side, has3) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
+        // The crossing filter only where a part starts with a three-byte lead (as above).
+        cross = if has3 { chars } else { None };
         if side_by_side {
             pairs = chars.and_then(|c| c.pairs(vocab));
         }
@@ -593,7 +607,7 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
         while p < n {
             let q = next[p] as usize;
             if q < n {
-                key[p] = at(pair_linked::<WINDOWED>(vocab, chars, pairs, piece, buf, &tok, &whole3, p, q, next[q] as usize), p);
+                key[p] = at(pair_linked::<WINDOWED>(vocab, cross, pairs, piece, buf, &tok, &whole3, p, q, next[q] as usize), p);
             }
             p = q;
         }
@@ -625,13 +639,13 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
         if r < n {
             prev[r] = p as u8;
             let e = next[r] as usize;
-            key[p] = at(pair_linked::<WINDOWED>(vocab, chars, pairs, piece, buf, &tok, &whole3, p, r, e), p);
+            key[p] = at(pair_linked::<WINDOWED>(vocab, cross, pairs, piece, buf, &tok, &whole3, p, r, e), p);
         } else {
             key[p] = u64::MAX;
         }
         if p > 0 {
             let l = prev[p] as usize;
-            key[l] = at(pair_linked::<WINDOWED>(vocab, chars, pairs, piece, buf, &tok, &whole3, l, p, r), l);
+            key[l] = at(pair_linked::<WINDOWED>(vocab, cross, pairs, piece, buf, &tok, &whole3, l, p, r), l);
         }
     }
     let mut i = 0;
