@@ -78,7 +78,8 @@
 //!
 //! Beside these, two bit tables over every token answer pair lookups of the merge that no
 //! token can satisfy ([`Chars::may_cross`], [`Chars::may_be_token3`]), and the half starts
-//! below read one more per three-byte pattern.
+//! above read one more per three-byte pattern: about 330 KB more in all, and the build reads
+//! every byte of every token (o200k_base: about 5 ms, 3 before).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

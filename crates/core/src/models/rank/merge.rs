@@ -425,7 +425,8 @@ fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok:
 
 /// The rank of the pair of parts `p..q` and `q..e` of the wide scan's copy `buf`, or
 /// [`NONE`]: from the pair table when both parts are whole three-byte characters (`whole3`),
-/// else from the vocabulary. A function, not a closure: LLVM left the closures out of line.
+/// else, unless `chars` (the crossing filter, [`no_join`]) rules the join out, from the
+/// vocabulary. A function, not a closure: LLVM left the closures out of line.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn pair_rank<const BUF: usize, const CAP: usize>(vocab: &Vocab, chars: Option<&Chars>, pairs: Option<&Pairs>, buf: &[u8; BUF], tok: &[u32; CAP], whole3: &[u8; CAP], p: usize, q: usize, e: usize) -> u32 {
