@@ -893,7 +893,7 @@ mod tests {
                 }
             }
         }
-        assert!(said_no > asked / 10, "the filter answers: {said_no} of {asked}");
+        assert!(said_no > asked / 20, "the filter answers: {said_no} of {asked}");
         for name in ["cl100k_base", "o200k_base"] {
             let Some(path) = crate::test_data::require("BYTEPAIR_VOCAB_DIR", &format!("{name}.tiktoken")) else { return };
             let ranks = crate::formats::tiktoken::parse(&std::fs::read(&path).unwrap()).unwrap();
