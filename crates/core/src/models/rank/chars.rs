@@ -344,10 +344,30 @@ fn triple_index(z: u8, b0: u8, b1: u8) -> usize {
 }
 
 /// The 16 bits of a three-byte pattern (b0's low four, b1's and b2's low six): its index in
-/// [`Chars::half`] and [`Chars::token3`].
+/// [`Chars::half`] and [`Chars::token3`], and past [`TWO`] in [`Chars::slot`].
 #[inline(always)]
 fn pattern_index(b0: u8, b1: u8, b2: u8) -> usize {
     ((b0 as usize & 0x0f) << 12) | ((b1 as usize & 0x3f) << 6) | (b2 as usize & 0x3f)
+}
+
+/// The 10 bits of a three-byte character's first two bytes (b0's low four, b1's low six): the
+/// index of `end_pre` and of the tables of b0b1 in [`Chars::build`], and the top 10 bits of
+/// [`pattern_index`].
+#[inline(always)]
+fn pre_index(b0: u8, b1: u8) -> usize {
+    ((b0 as usize & 0x0f) << 6) | (b1 as usize & 0x3f)
+}
+
+/// [`Chars::end_ascii2`]'s slot of an ASCII byte `z` followed by the lead byte `b0`.
+#[inline(always)]
+fn ascii_index(z: u8, b0: u8) -> usize {
+    (z as usize) << 6 | (b0 as usize & 0x3f)
+}
+
+/// Bit `i` of a bit table.
+#[inline(always)]
+fn bit(bits: &[u64], i: usize) -> bool {
+    bits[i >> 6] >> (i & 63) & 1 != 0
 }
 
 /// [`Chars::cross3`]'s bit for byte `z`, three-byte lead `b0` and byte `b1`.
@@ -371,7 +391,7 @@ fn char_slot(s: &[u8]) -> Option<(usize, usize)> {
         is_cont(b1).then_some((((b0 as usize & 0x1f) << 6) | (b1 as usize & 0x3f), 2))
     } else if b0 & 0xf0 == 0xe0 {
         let (b1, b2) = (*s.get(1)?, *s.get(2)?);
-        (is_cont(b1) && is_cont(b2)).then(|| (TWO + ((b0 as usize & 0x0f) << 12 | (b1 as usize & 0x3f) << 6 | (b2 as usize & 0x3f)), 3))
+        (is_cont(b1) && is_cont(b2)).then(|| (TWO + pattern_index(b0, b1, b2), 3))
     } else {
         None
     }
@@ -432,7 +452,7 @@ impl Chars {
             }
             if len == 2 {
                 if t[0] & 0xf0 == 0xe0 && is_cont(t[1]) {
-                    low(&mut pre2[((t[0] as usize & 0x0f) << 6) | (t[1] as usize & 0x3f)], r);
+                    low(&mut pre2[pre_index(t[0], t[1])], r);
                 } else if is_cont(t[0]) && is_cont(t[1]) {
                     low(&mut suf2[pair_index(t[0], t[1])], r);
                 }
@@ -442,9 +462,9 @@ impl Chars {
                 let (z, tail) = (t[len - p - 1], &t[len - p..]);
                 if z < 0x80 && is_lead(tail[0]) {
                     match p {
-                        1 => low(&mut end_ascii2[(z as usize) << 6 | (tail[0] as usize & 0x3f)], r),
+                        1 => low(&mut end_ascii2[ascii_index(z, tail[0])], r),
                         2 if tail[0] & 0xf0 == 0xe0 && is_cont(tail[1]) => {
-                            low(&mut end_ascii_pre[((tail[0] as usize & 0x0f) << 6) | (tail[1] as usize & 0x3f)], r)
+                            low(&mut end_ascii_pre[pre_index(tail[0], tail[1])], r)
                         }
                         _ => {}
                     }
@@ -460,7 +480,7 @@ impl Chars {
                 match p {
                     1 => low(&mut end2[pair_index(z, tail[0])], r),
                     2 if tail[0] & 0xf0 == 0xe0 && is_cont(tail[1]) => {
-                        low(&mut end_pre[((tail[0] as usize & 0x0f) << 6) | (tail[1] as usize & 0x3f)], r);
+                        low(&mut end_pre[pre_index(tail[0], tail[1])], r);
                         low(&mut end3[triple_index(z, tail[0], tail[1])], r);
                     }
                     _ => {}
@@ -501,6 +521,8 @@ impl Chars {
         }
         let mut half = vec![0u32; 1 << 16];
         for (k, h) in half.iter_mut().enumerate() {
+            // k is a pattern_index: its top 10 bits are b0b1's pre_index, its low 12 b1b2's
+            // pair_index.
             let (r01, r12) = (pre2[k >> 6], suf2[k & 0xfff]);
             let r1 = r01.min(r12);
             if r1 == NONE || token3[k] < r1 {
@@ -528,7 +550,7 @@ impl Chars {
                 if !matches!(first, Some(f) if f < r) {
                     continue;
                 }
-                let pre = ((c[0] as usize & 0x0f) << 6) | (c[1] as usize & 0x3f);
+                let pre = pre_index(c[0], c[1]);
                 let whole = end_char[k] > r;
                 (
                     whole && end_pre[pre] > r,
@@ -583,7 +605,7 @@ impl Chars {
                 (s & LEFT != 0 || self.left_exact(s, z, &piece[i..], r)) && self.end2[pair_index(z, piece[i])] > r
             } else {
                 // After an ASCII byte (a space or a Latin letter before the run).
-                z < 0x80 && s & LEFT_ASCII != 0 && self.end_ascii2[(z as usize) << 6 | (piece[i] as usize & 0x3f)] > r
+                z < 0x80 && s & LEFT_ASCII != 0 && self.end_ascii2[ascii_index(z, piece[i])] > r
             };
             if !sealed {
                 return None;
@@ -610,12 +632,11 @@ impl Chars {
     /// o200k_base 16%).
     #[inline(always)]
     pub fn may_cross(&self, z: u8, right: &[u8]) -> bool {
-        let i = match right {
-            [b0, b1, ..] => return self.cross3[cross3_index(z, *b0, *b1) >> 6] >> (cross3_index(z, *b0, *b1) & 63) & 1 != 0,
-            [b0] => cross2_index(z, *b0),
-            [] => return true,
-        };
-        self.cross2[i >> 6] >> (i & 63) & 1 != 0
+        match right {
+            [b0, b1, ..] => bit(&self.cross3, cross3_index(z, *b0, *b1)),
+            [b0] => bit(&self.cross2, cross2_index(z, *b0)),
+            [] => true,
+        }
     }
 
     /// Whether the three bytes `b`, the first a three-byte lead, may be a token: false when
@@ -623,8 +644,7 @@ impl Chars {
     /// character that is no token would otherwise be looked up in the vocabulary.
     #[inline(always)]
     pub fn may_be_token3(&self, b: &[u8]) -> bool {
-        let i = pattern_index(b[0], b[1], b[2]);
-        self.token3[i >> 6] >> (i & 63) & 1 != 0
+        bit(&self.token3, pattern_index(b[0], b[1], b[2]))
     }
 
     /// How the merge of `piece` starts at `piece[i]`, a lead byte: `(len, rank, len2, rank2)`,
@@ -667,7 +687,7 @@ impl Chars {
             let blocked = if is_cont(z) {
                 self.end2[pair_index(z, c[0])] <= r1 || (first2 && self.end3[triple_index(z, c[0], c[1])] <= r1)
             } else if z < 0x80 {
-                h & HALF_LEFT_ASCII == 0 || self.end_ascii2[(z as usize) << 6 | (c[0] as usize & 0x3f)] <= r1
+                h & HALF_LEFT_ASCII == 0 || self.end_ascii2[ascii_index(z, c[0])] <= r1
             } else {
                 true // a lead byte before a lead byte: not text, and no table covers it
             };
