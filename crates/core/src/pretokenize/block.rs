@@ -80,6 +80,9 @@ pub struct Classes {
     pub newline: u64,
     /// `/` (o200k's punctuation alternative takes one after a newline).
     pub slash: u64,
+    /// Every byte of a three-byte letter in both of o200k's sets (`Lo`, `Lm`: CJK, kana,
+    /// Hangul), also in `lower` (see [`TB_OTHER`]).
+    pub other: u64,
     /// The apostrophe of a contraction right after a letter (`don't`, `we'RE`; any case), its
     /// letters, and the byte after it: see [`classify_rare`] and [`starts`].
     pub contraction: u64,
@@ -137,6 +140,15 @@ fn contraction_at(w: &[u8; 64], k: usize) -> Option<usize> {
 const TB_UPPER: u8 = 1;
 const TB_LOWER: u8 = 2;
 const TB_PUNCT: u8 = 4;
+/// [`THREE_BYTE`] only: a letter in both of o200k's sets (`Lo`, `Lm`; marks are in both too
+/// but are no letter, so they stay complex). Such a letter is marked lower-case (and in
+/// [`Classes::other`]): among letters of disjoint case, a piece of o200k's pattern can only
+/// end right before an upper-case letter, and with `Lo` and `Lm` in both sets the rules read a
+/// run of them as they read lower-case letters in every case but one: before an upper-case
+/// letter (`東A` is two pieces, `東Ab` one: whether the piece ends there depends on what
+/// follows). [`starts`] makes that place complex for o200k ([`other_before_upper`]). cl100k's
+/// and GPT-2's patterns only ask `\p{L}`, which these letters are.
+const TB_OTHER: u8 = 8;
 
 /// The block path's class of every code point below U+0800, built at compile time from the
 /// same flag table as the scalar scanners, indexed by the code point, which for a two-byte
@@ -174,6 +186,108 @@ const fn two_byte_classes() -> [u8; 2048] {
         cp += 1;
     }
     t
+}
+
+/// The block path's class of every code point U+0800-U+FFFF (the three-byte characters),
+/// indexed by the code point: [`block_class`], or [`TB_OTHER`] for a letter in both of o200k's
+/// sets (64 KB, built at compile time from the same flag table as the scalar scanners; CJK
+/// text reads a few kilobytes of it). Why (issue 14): every three-byte character was complex,
+/// so Chinese, Japanese and Korean text, and fullwidth punctuation, went through the scalar
+/// scanner a piece at a time (its dispatch and loop exits, about 48 cycles a piece of
+/// Japanese: 516 MB/s split against 1,076 on English).
+static THREE_BYTE: [u8; 1 << 16] = three_byte_classes();
+
+/// The [`THREE_BYTE`] class of a code point.
+const fn three_byte_class(cp: u32) -> u8 {
+    use super::unicode::{flags_const, L, LO, UP};
+    let f = flags_const(cp);
+    if f & L != 0 && f & (UP | LO) == UP | LO {
+        TB_OTHER
+    } else {
+        block_class(cp)
+    }
+}
+
+const fn three_byte_classes() -> [u8; 1 << 16] {
+    let mut t = [0u8; 1 << 16];
+    let mut cp = 0x800;
+    while cp < 0x10000 {
+        t[cp] = three_byte_class(cp as u32);
+        cp += 1;
+    }
+    t
+}
+
+/// The code point of the three bytes `b0 b1 b2`, read as a lead `0xe0`-`0xef` and two
+/// continuation bytes (the caller checks that they are).
+#[inline(always)]
+fn code_point3(b0: u8, b1: u8, b2: u8) -> usize {
+    (b0 as usize & 0x0f) << 12 | (b1 as usize & 0x3f) << 6 | (b2 as usize & 0x3f)
+}
+
+/// The three-byte characters at `leads` (leads `0xe0`-`0xef` but `0xe1`, which
+/// [`classify_latin_additional`] takes, each followed by two continuation bytes, at bits up to
+/// 61), from [`THREE_BYTE`], as [`classify_two_byte`] does for two bytes: all three bytes get
+/// the class, punctuation also marks its first byte in `punct3`, and a letter in both of
+/// o200k's sets is lower-case and in `other`. Each lead's class is written to a byte array at
+/// its place and the masks are read off the array with compares: a CJK window has about
+/// twenty such characters, and four variable shifts each (the two-byte loop's form) made the
+/// classification cost more than the scalar scanner it replaced.
+#[inline(always)]
+fn classify_three(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
+    if leads == 0 {
+        return;
+    }
+    let mut codes = [0u8; 64];
+    while leads != 0 {
+        let k = leads.trailing_zeros() as usize;
+        leads &= leads - 1;
+        // k <= 61: the masks only spare the bounds checks.
+        codes[k] = THREE_BYTE[code_point3(w[k], w[(k + 1) & 63], w[(k + 2) & 63])];
+    }
+    let [up, lo, p, o] = code_masks(&codes);
+    let lo = lo | o;
+    c.upper |= up | up << 1 | up << 2;
+    c.lower |= lo | lo << 1 | lo << 2;
+    c.punct |= p | p << 1 | p << 2;
+    c.punct3 |= p;
+    c.other |= o | o << 1 | o << 2;
+}
+
+/// The places of `codes` holding [`TB_UPPER`], [`TB_LOWER`], [`TB_PUNCT`] and [`TB_OTHER`].
+#[inline(always)]
+fn code_masks(codes: &[u8; 64]) -> [u64; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut m = [0u64; 4];
+        for q in 0..4 {
+            // Safety: SSE2 is part of x86-64; the load reads bytes 16q..16q + 16 of `codes`.
+            unsafe {
+                let v = std::arch::x86_64::_mm_loadu_si128(codes.as_ptr().add(16 * q).cast());
+                for (mask, class) in m.iter_mut().zip([TB_UPPER, TB_LOWER, TB_PUNCT, TB_OTHER]) {
+                    *mask |= (sse2::eq(v, class) as u64) << (16 * q);
+                }
+            }
+        }
+        m
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut m = [0u64; 4];
+        for (k, &e) in codes.iter().enumerate() {
+            for (mask, class) in m.iter_mut().zip([TB_UPPER, TB_LOWER, TB_PUNCT, TB_OTHER]) {
+                *mask |= ((e == class) as u64) << k;
+            }
+        }
+        m
+    }
+}
+
+/// The last byte of each [`TB_OTHER`] letter right before an upper-case letter: complex for
+/// o200k's rules (see [`TB_OTHER`]), so that no start at or after it is trusted.
+#[inline(always)]
+fn other_before_upper(c: &Classes) -> u64 {
+    c.other & (c.upper >> 1)
 }
 
 /// The classes of U+1E00-U+1EFF (`e1 b8 80`-`e1 bb bf`, all letters, mostly alternating case),
@@ -345,6 +459,19 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
                 mark_char(&mut c, &mut high, class, k, 3);
                 k += 2;
             }
+            0xe0 | 0xe2..=0xef
+                if k < 62
+                    && (0x80..=0xbf).contains(&w[k + 1])
+                    && (0x80..=0xbf).contains(&w[k + 2])
+                    && THREE_BYTE[code_point3(b, w[k + 1], w[k + 2])] != 0 =>
+            {
+                let class = THREE_BYTE[code_point3(b, w[k + 1], w[k + 2])];
+                if class == TB_OTHER {
+                    c.other |= 7 << k;
+                }
+                mark_char(&mut c, &mut high, class, k, 3);
+                k += 2;
+            }
             _ => {
                 high |= bit;
                 if b == 0xc2 || b == 0xe2 {
@@ -368,7 +495,7 @@ fn mark_char(c: &mut Classes, high: &mut u64, class: u8, k: usize, len: u32) {
     let bytes = ((1u64 << len) - 1) << k;
     match class {
         TB_UPPER => c.upper |= bytes,
-        TB_LOWER => c.lower |= bytes,
+        TB_LOWER | TB_OTHER => c.lower |= bytes,
         TB_PUNCT => {
             c.punct |= bytes;
             if len == 2 {
@@ -426,6 +553,9 @@ struct Compares {
     leads2: u64,
     /// `0xe1` ([`classify_latin_additional`]).
     e1: u64,
+    /// `0xe0`, `0xe2`-`0xef` before two continuation bytes, at bits up to 61
+    /// ([`classify_three`]).
+    e3: u64,
     /// Cyrillic's common leads and the continuation bytes that decide their case (see
     /// [`cyrillic`]): `0xd0`, `0xd1`, any continuation byte, `0x80`-`0xaf`, `0x80`-`0x9f`, odd.
     d0: u64,
@@ -477,6 +607,7 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
     };
     classify_two_byte(w, &mut c, m.leads2);
     classify_latin_additional(w, &mut c, m.e1);
+    classify_three(w, &mut c, m.e3);
     classify_rare(w, &mut c, m.apos, m.leads);
     c.complex |= m.high & !(c.upper | c.lower | c.punct);
     c
@@ -526,6 +657,8 @@ mod avx512 {
             m.d1 = eq(v, 0xd1);
             m.leads2 = range(v, 0xc4, 0xdf) & !(m.d0 | m.d1);
             m.e1 = eq(v, 0xe1);
+            let cont = range(v, 0x80, 0xbf);
+            m.e3 = range(v, 0xe0, 0xef) & !m.e1 & cont >> 1 & cont >> 2 & !(3 << 62);
             // Not on a window of Latin text with a few accents or quotes.
             if m.d0 | m.d1 != 0 {
                 m.cont = range(v, 0x80, 0xbf);
@@ -560,6 +693,8 @@ mod sse2 {
     #[inline(always)]
     pub unsafe fn classify(w: &[u8; 64]) -> Classes {
         let mut m = Compares::default();
+        // Continuation bytes, for the three-byte leads (a character may straddle two chunks).
+        let mut cont3 = 0u64;
         for q in 0..4 {
             let v = _mm_loadu_si128(w.as_ptr().add(16 * q) as *const __m128i);
             let s = 16 * q as u32;
@@ -585,7 +720,10 @@ mod sse2 {
                 m.d0 |= at(d0);
                 m.d1 |= at(d1);
                 m.leads2 |= at(range(v, 0xc4, 0xdf) & !(d0 | d1));
-                m.e1 |= at(eq(v, 0xe1));
+                let e1 = eq(v, 0xe1);
+                m.e1 |= at(e1);
+                m.e3 |= at(range(v, 0xe0, 0xef) & !e1);
+                cont3 |= at(range(v, 0x80, 0xbf));
                 // A continuation byte may be in the next chunk, so these are needed from the
                 // chunk of the lead on; the chunks of Latin text with accents skip them.
                 if m.d0 | m.d1 != 0 {
@@ -596,6 +734,7 @@ mod sse2 {
                 }
             }
         }
+        m.e3 &= cont3 >> 1 & cont3 >> 2 & !(3 << 62);
         assemble(w, m)
     }
 }
@@ -623,6 +762,8 @@ pub fn starts(c: &Classes, grammar: Grammar) -> (u64, u32) {
         // `[\r\n/]*` after punctuation: a `/` after a newline may belong to the newlines'
         // piece, which the rules here do not model.
         complex |= c.slash & (c.newline << 1);
+        // A letter in both of o200k's sets right before an upper-case one (`TB_OTHER`).
+        complex |= other_before_upper(c);
     }
     let letter = c.upper | c.lower;
     let st = c.space | c.tab;
@@ -728,18 +869,19 @@ fn starts_gpt4(c: &Classes, grammar: Grammar, letter: u64, st: u64, ws: u64) -> 
 const SOON: usize = 15;
 
 /// Whether one of the first [`SOON`] bytes of `w` starts a character [`classify`] always
-/// calls complex: one of three or four bytes other than the U+1E00-U+1EFF letters (`e1 b8`-
-/// `e1 bb`) and the U+2000-U+203F punctuation (`e2 80`), or the no-break space (`c2 a0`). So
-/// CJK, kana, Hangul, fullwidth forms and CJK punctuation (`0xe3` and up), and also box
-/// drawing (`e2 94`), which Chinese technical text draws its tables with.
+/// calls complex: one of four bytes (emoji, the rarer CJK ideographs), or the no-break space
+/// (`c2 a0`).
 ///
 /// Why: a window yields only the pieces that end before its first complex byte, and none when
-/// whitespace runs up to it (`"    │"`, `" Debian 参"`: the run may go on). In Chinese text
-/// three windows in four yielded nothing (zh-fortunes, o200k: 62,320 windows classified,
-/// 46,831 empty), each a classification paid on top of the scalar scanner's piece; and a
-/// window that yields a piece or two before the complex byte saves no more than the scalar
-/// scanner costs for them (its ASCII paths). Only a shortcut: a skipped window's pieces come
-/// from the scalar scanner, which is the definition, so nothing here decides a piece.
+/// whitespace runs up to it (`"    │"`, `" Debian 😀"`: the run may go on), and a window that
+/// yields a piece or two before the complex byte saves no more than the scalar scanner costs
+/// for them (its ASCII paths). Only a shortcut: a skipped window's pieces come from the scalar
+/// scanner, which is the definition, so nothing here decides a piece. Until three-byte
+/// characters were classified ([`THREE_BYTE`]) every one of them but `e1 b8`-`bb` and `e2 80`
+/// was complex and skipped here: in Chinese text three windows in four had yielded nothing
+/// (zh-fortunes, o200k: 62,320 windows classified, 46,831 empty). With them classified, a
+/// window of Japanese (ja.txt, o200k: 28,790 windows) yields nothing in 3,859, mostly where a
+/// run of letters goes past the window's end.
 ///
 /// The masks are the classifier's compares on the first sixteen bytes, SSE2 on x86-64
 /// ([`soon_from`] has the rule).
@@ -767,15 +909,9 @@ fn bytes_in(w: &[u8; 64], lo: u8, hi: u8) -> u32 {
 #[inline(always)]
 fn soon_from(eq: impl Fn(u8) -> u32, range: impl Fn(u8, u8) -> u32) -> bool {
     let first = (1 << SOON) - 1;
-    let lead3 = range(0xe0, 0xff) & first;
+    let lead4 = range(0xf0, 0xff);
     let nbsp = eq(0xc2) & eq(0xa0) >> 1;
-    // Windows of Latin, Cyrillic or Greek text have no three-byte lead: two compares, not six
-    // (engine-experiments.md, tenth pass).
-    if lead3 == 0 {
-        return nbsp & first != 0;
-    }
-    let plain3 = (eq(0xe2) & eq(0x80) >> 1) | (eq(0xe1) & range(0xb8, 0xbb) >> 1);
-    ((lead3 & !plain3) | nbsp) & first != 0
+    (lead4 | nbsp) & first != 0
 }
 
 /// Calls `f(start, end)` for each piece of `text` from byte `range.start` (a piece start) until
@@ -836,6 +972,14 @@ mod tests {
         "д", "Д", "я", "Я", "і", "І", "ї", "Ї", "ґ", "Ґ", "ѣ", "Ѣ", "ӏ", "Ӏ", "ө", "Ө", "ά", "Ω", "ω", "ς", "Σ", "ϐ",
         "ı", "İ", "ş", "Ş", "ğ", "ő", "ǅ", "ǆ", "ǈ", "ơ", "ư", "Ư", "ա", "Ա", "'д", "'Ж", "'ω", "·", "΅", ";", "҂", "՝",
         "׀", "؟", "˂", "ạ", "Ạ", "ế", "Ế", "ữ", "Ữ", "ẞ", "ẖ", "ḁ", "Ḁ",
+        // Three-byte characters of the table: letters in both of o200k's sets (CJK, kana,
+        // Hangul, `Lm` such as `ー` and `々`), after cased letters and before lower-case ones
+        // and an apostrophe; three-byte cased letters (fullwidth, Cyrillic Extended-B);
+        // punctuation and symbols (CJK, fullwidth, box drawing, the euro sign, a BOM, private
+        // use).
+        "中", "国", "東", "京", "の", "は", "ア", "ー", "々", "한", "글", "ꀀ", "A東", "東a", "a東", "ДЖ東",
+        "中's", "中'S", "Ａ", "ａ", "Ｚｚ", "ꙁ", "Ꙁ", "、", "。", "「", "」", "！", "（", "€", "™", "│", "\u{feff}",
+        "\u{e000}", "Ⓐ",
     ];
     const COMPLEX: &[&str] = &[
         "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}",
@@ -843,6 +987,9 @@ mod tests {
         // Two-byte characters the table leaves complex: marks (UP and LO, not `\p{L}`), `Lm`
         // and `Lo` letters (both sets), numbers; and `'` before `ſ` or a three-byte letter.
         "\u{483}", "\u{489}", "\u{5b0}", "ʼ", "ˆ", "א", "ب", "ߊ", "߁", "'中", "ᴀ", "ᵃ", "ᾀ", "Ἀ", "'ạ",
+        // Three-byte characters the table leaves complex: whitespace, numbers, marks; and a
+        // letter in both of o200k's sets before an upper-case one (see `TB_OTHER`).
+        "\u{3000}", "０", "〇", "①", "\u{3099}", "\u{20dd}", "東A", "東Ab", "のД",
     ];
 
     fn random_text(rng: &mut Rng, len: usize, complex_one_in: usize) -> String {
@@ -935,6 +1082,75 @@ mod tests {
         assert!(letters > 900 && puncts > 200, "{letters} letters, {puncts} punctuation");
     }
 
+    /// [`THREE_BYTE`] against the flag table on every three-byte code point: a letter in both
+    /// of o200k's sets is [`TB_OTHER`], anything else as [`TWO_BYTE`] reads it.
+    #[test]
+    fn three_byte_table_matches_the_class_table() {
+        use crate::pretokenize::scan::is_punct;
+        use crate::pretokenize::unicode::{flags, L, LO, UP};
+        let mut count = [0u32; 9];
+        for cp in 0x800..0x10000u32 {
+            let f = flags(cp);
+            let case = f & (UP | LO);
+            let e = THREE_BYTE[cp as usize];
+            let want = match e {
+                TB_UPPER => f & L != 0 && case == UP,
+                TB_LOWER => f & L != 0 && case == LO,
+                TB_OTHER => f & L != 0 && case == UP | LO,
+                TB_PUNCT => is_punct(f) && case == 0,
+                0 => f & L == 0 && !(is_punct(f) && case == 0),
+                e => panic!("U+{cp:04X}: entry {e}"),
+            };
+            assert!(want, "U+{cp:04X}: entry {e} for flags {f:#x}");
+            count[e as usize] += 1;
+        }
+        // CJK's unified ideographs, kana and Hangul syllables are letters in both sets; CJK
+        // punctuation is punctuation.
+        for cp in (0x4e00..0xa000).chain(0x3041..0x3097).chain(0x30a1..0x30fb).chain(0xac00..0xd7a4) {
+            assert_eq!(THREE_BYTE[cp as usize], TB_OTHER, "U+{cp:04X}");
+        }
+        for c in "、。「」『』【】！？（）：；，．・〜".chars() {
+            assert_eq!(THREE_BYTE[c as usize], TB_PUNCT, "{c}");
+        }
+        assert!(count[TB_OTHER as usize] > 40_000 && count[TB_PUNCT as usize] > 5_000, "{count:?}");
+        assert!(count[TB_UPPER as usize] > 500 && count[TB_LOWER as usize] > 500, "{count:?}");
+    }
+
+    /// Every three-byte character (surrogates aside), at window positions around the SIMD
+    /// chunks' edges and the window's end, after a letter, a space and an upper-case letter
+    /// and before an upper-case one: the SIMD forms equal the scalar one.
+    #[test]
+    fn simd_classes_equal_the_scalar_ones_on_every_three_byte_character() {
+        for cp in (0x800..0xd800u32).chain(0xe000..0x10000) {
+            let ch = char::from_u32(cp).unwrap();
+            let mut buf = [0u8; 4];
+            let b = ch.encode_utf8(&mut buf).as_bytes();
+            for (at, before) in [(0, b'a'), (13, b' '), (14, b'a'), (15, b'Z'), (30, b'a'), (47, b' '), (61, b'a'), (62, b'a'), (63, b'a')] {
+                let mut w = [b'a'; 64];
+                if at > 0 {
+                    w[at - 1] = before;
+                }
+                for (k, &x) in b.iter().enumerate() {
+                    if at + k < 64 {
+                        w[at + k] = x;
+                    }
+                }
+                if at + 3 < 64 {
+                    w[at + 3] = b'Q';
+                }
+                let want = classify_scalar(&w);
+                #[cfg(target_arch = "x86_64")]
+                {
+                    assert_eq!(unsafe { sse2::classify(&w) }, want, "U+{cp:04X} at {at}");
+                    if std::arch::is_x86_feature_detected!("avx512bw") {
+                        assert_eq!(unsafe { avx512::classify(&w) }, want, "U+{cp:04X} at {at}");
+                    }
+                }
+                assert_eq!(classify(&w), want, "U+{cp:04X} at {at}");
+            }
+        }
+    }
+
     /// `may_contract` must hold for the first byte of every character that folds to a letter
     /// that can follow the apostrophe of a contraction.
     #[test]
@@ -1016,9 +1232,9 @@ mod tests {
                 }
             }
         }
-        // It does skip: the leads `0xe3` and up at every position looked at, and the other
-        // three-byte blocks but `e2 80` and `e1 b8`-`bb`, and the no-break space.
-        assert!(skipped > 5 * 29 * 64 * 64, "{skipped}");
+        // It does skip: the four-byte leads (`0xf0` and up) at every position looked at, and
+        // the no-break space; no three-byte character.
+        assert_eq!(skipped, 5 * 16 * 64 * 64 + 5 * 64);
         let mut w = [b'a'; 64];
         w[3..5].copy_from_slice(&[0xc2, 0xa0]);
         assert!(complex_soon(&w));
@@ -1026,6 +1242,10 @@ mod tests {
         assert!(!complex_soon(&w));
         w[3..6].copy_from_slice("ạ".as_bytes());
         assert!(!complex_soon(&w));
+        w[3..6].copy_from_slice("中".as_bytes());
+        assert!(!complex_soon(&w));
+        w[3..7].copy_from_slice("😀".as_bytes());
+        assert!(complex_soon(&w));
     }
 
     /// `0xe1` before every pair of bytes `80`-`ff`, `00`-`ff` (and a few other leads' bytes),
@@ -1147,7 +1367,11 @@ mod tests {
         let mut rng = Rng(0x0ddb_a11c_afe0_0001);
         let text = random_text(&mut rng, 100_000, usize::MAX);
         for (grammar, fallbacks, pieces) in fallbacks(&text) {
-            assert!(pieces > 10_000 && fallbacks * 20 < pieces, "{grammar:?}: {fallbacks} of {pieces} pieces from the fallback");
+            // o200k also falls back where a CJK letter or kana stands right before an
+            // upper-case letter (`TB_OTHER`), which this text's random order puts at about one
+            // piece in twenty-five.
+            let most = if grammar == Grammar::O200k { pieces / 10 } else { pieces / 20 };
+            assert!(pieces > 10_000 && fallbacks < most, "{grammar:?}: {fallbacks} of {pieces} pieces from the fallback");
         }
     }
 
