@@ -10,11 +10,13 @@ benchmarks/fuzz_long.py (long runs).
 `cjk_text` makes longer texts of CJK runs (every range of `Lo` ideographs, kana, Hangul) with
 what ends or continues them: CJK and fullwidth punctuation, marks, `Lm`, numbers, spaces,
 cased letters (the scanners classify three-byte characters from their first two bytes, and
-the block path leaves windows with CJK near their start to the scalar scanner).
+the block path classifies them from a table and reads a CJK letter before an upper-case one
+as complex for o200k).
 
-`plain_text` makes longer texts of mostly ASCII and Latin-1 (what the pre-tokenizers' 64-byte
-block path takes, see crates/core/src/pretokenize/block.rs), with the palette's other
-characters now and then, so that windows of plain text meet every kind of boundary.
+`plain_text` makes longer texts of mostly what the pre-tokenizers' 64-byte block path takes
+(ASCII, Latin-1, the two-byte letters, Hebrew and Arabic words; see
+crates/core/src/pretokenize/block.rs), with the palette's other characters now and then, so
+that windows of plain text meet every kind of boundary.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ PLAIN = (
     + ["the", " the", "The", "LORD", "HTTPServer", "iPhone", "def", "self", "Über", "größer"]
     + list("дяіїєґДЯІЇЄҐѣѢӏӀөӨσςωάΣΩΆıİşŞğĞőǅǆơưƠƯաԱạẠếẾữỮẖẞ") + ["·", ";", "΄", "҂", "՝", "'д", "'Ж", "'ạ"]
     + ["слово", " слово", "Слово", "ЄВРОПА", "м'ясо", "ΑθήναΣ", " İstanbul'da", "Việt", " Nguyễn"]
+    # letters in both of o200k's case sets (`Lo`, `Lm`), next to cased ones on either side
+    + ["שלום", " שלום", "مرحبا", " مرحبا", "،", "؟", "״", "ـ", "كتابA", "Aكتاب", "שלוםab", "中A", " 東京Tokyo"]
 )
 
 
