@@ -3,7 +3,9 @@
 //! `À`-`ÿ` (U+00C0-U+00FF, all `\p{L}`, but `×` and `÷`), the other two-byte letters that are
 //! o200k-upper or o200k-lower but not both (Latin Extended, Greek, Cyrillic, Armenian: see
 //! [`TWO_BYTE`]), the Latin Extended Additional letters U+1E00-U+1EFF (Vietnamese's precomposed
-//! letters, [`LATIN_ADDITIONAL`]), and common two- and three-byte punctuation.
+//! letters, [`LATIN_ADDITIONAL`]), the letters in both of o200k's sets (Hebrew, Arabic, CJK,
+//! kana, Hangul: [`TB_OTHER`]), the other three-byte letters and punctuation ([`THREE_BYTE`]),
+//! and two-byte punctuation.
 //!
 //! Why: the scalar scanners ([`super::o200k`], [`super::cl100k`]) decide each piece with a few
 //! data-dependent branches (letter? prefix? punctuation? whitespace?) and cost about 120
@@ -14,8 +16,8 @@
 //!
 //! # Where a piece starts (plain text)
 //!
-//! Classes: `U` upper-case and `W` lower-case letters (ASCII or two-byte, both bytes of a
-//! two-byte letter), `D` digits, `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte,
+//! Classes: `U` upper-case and `W` lower-case letters (ASCII, two- or three-byte, every byte
+//! of the letter; a letter in both of o200k's sets is a `W`, see [`TB_OTHER`]), `D` digits, `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte,
 //! control characters included), `SP` the space, `T` the other non-newline whitespace
 //! (`\t`, `\x0b`, `\x0c`), `NL` (`\r`, `\n`). Everything else (other non-ASCII, and `'`
 //! before a letter a contraction may start with, unless a space or punctuation precedes it
