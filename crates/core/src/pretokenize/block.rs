@@ -17,9 +17,10 @@
 //! # Where a piece starts (plain text)
 //!
 //! Classes: `U` upper-case and `W` lower-case letters (ASCII, two- or three-byte, every byte
-//! of the letter; a letter in both of o200k's sets is a `W`, see [`TB_OTHER`]), `D` digits, `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte,
-//! control characters included), `SP` the space, `T` the other non-newline whitespace
-//! (`\t`, `\x0b`, `\x0c`), `NL` (`\r`, `\n`). Everything else (other non-ASCII, and `'`
+//! of the letter; a letter in both of o200k's sets is a `W`, see [`TB_OTHER`]), `D` digits,
+//! `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte, control characters
+//! included), `SP` the space, `T` the other non-newline whitespace (`\t`, `\x0b`, `\x0c`),
+//! `NL` (`\r`, `\n`). Everything else (other non-ASCII, and `'`
 //! before a letter a contraction may start with, unless a space or punctuation precedes it
 //! or the contraction follows a letter: see [`classify_rare`]) is *complex*. A contraction
 //! after a letter has masks of its own, which [`starts`] applies per grammar. The window
@@ -82,8 +83,8 @@ pub struct Classes {
     pub newline: u64,
     /// `/` (o200k's punctuation alternative takes one after a newline).
     pub slash: u64,
-    /// Every byte of a three-byte letter in both of o200k's sets (`Lo`, `Lm`: CJK, kana,
-    /// Hangul), also in `lower` (see [`TB_OTHER`]).
+    /// Every byte of a two- or three-byte letter in both of o200k's sets (`Lo`, `Lm`: Hebrew,
+    /// Arabic, CJK, kana, Hangul), also in `lower` (see [`TB_OTHER`]).
     pub other: u64,
     /// The apostrophe of a contraction right after a letter (`don't`, `we'RE`; any case), its
     /// letters, and the byte after it: see [`classify_rare`] and [`starts`].
@@ -143,9 +144,9 @@ fn contraction_at(w: &[u8; 64], k: usize) -> Option<usize> {
 const TB_UPPER: u8 = 1;
 const TB_LOWER: u8 = 2;
 const TB_PUNCT: u8 = 4;
-/// A letter in both of o200k's sets (`Lo`, `Lm`: Hebrew, Arabic, CJK, kana, Hangul; marks are in both too
-/// but are no letter, so they stay complex). Such a letter is marked lower-case (and in
-/// [`Classes::other`]): among letters of disjoint case, a piece of o200k's pattern can only
+/// A letter in both of o200k's sets (`Lo`, `Lm`: Hebrew, Arabic, CJK, kana, Hangul; marks are
+/// in both too but are no letter, so they stay complex). Such a letter is marked lower-case
+/// (and in [`Classes::other`]): among letters of disjoint case, a piece of o200k's pattern can only
 /// end right before an upper-case letter, and with `Lo` and `Lm` in both sets the rules read a
 /// run of them as they read lower-case letters in every case but one: before an upper-case
 /// letter (`東A` is two pieces, `東Ab` one: whether the piece ends there depends on what
@@ -339,8 +340,9 @@ fn classify_latin_additional(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
 
 /// The two-byte characters with leads `0xc4`-`0xdf` (bits `leads`), from [`TWO_BYTE`], with
 /// no branch on the class: both bytes of a letter get its class, punctuation also marks its
-/// first byte in `punct2`, and a letter in both of o200k's sets is lower-case and in `other`. A lead at bit 63 (its continuation outside the window) or before
-/// a byte that is no continuation stays complex.
+/// first byte in `punct2`, and a letter in both of o200k's sets is lower-case and in `other`.
+/// A lead at bit 63 (its continuation outside the window) or before a byte that is no
+/// continuation stays complex.
 #[inline(always)]
 fn classify_two_byte(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
     leads &= !(1 << 63);
@@ -469,14 +471,10 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
                 mark_char(&mut c, &mut high, class, k, 3);
                 k += 2;
             }
-            0xe0 | 0xe2..=0xef
-                if k < 62
-                    && (0x80..=0xbf).contains(&w[k + 1])
-                    && (0x80..=0xbf).contains(&w[k + 2])
-                    && THREE_BYTE[code_point3(b, w[k + 1], w[k + 2])] != 0 =>
-            {
-                let class = THREE_BYTE[code_point3(b, w[k + 1], w[k + 2])];
-                mark_char(&mut c, &mut high, class, k, 3);
+            // A complex one (class 0) gets all three bytes in `high`, as three bytes of the arm
+            // below would; `e2 80` punctuation is punctuation in the table too.
+            0xe0 | 0xe2..=0xef if k < 62 && (0x80..=0xbf).contains(&w[k + 1]) && (0x80..=0xbf).contains(&w[k + 2]) => {
+                mark_char(&mut c, &mut high, THREE_BYTE[code_point3(b, w[k + 1], w[k + 2])], k, 3);
                 k += 2;
             }
             _ => {
@@ -984,14 +982,14 @@ mod tests {
         "д", "Д", "я", "Я", "і", "І", "ї", "Ї", "ґ", "Ґ", "ѣ", "Ѣ", "ӏ", "Ӏ", "ө", "Ө", "ά", "Ω", "ω", "ς", "Σ", "ϐ",
         "ı", "İ", "ş", "Ş", "ğ", "ő", "ǅ", "ǆ", "ǈ", "ơ", "ư", "Ư", "ա", "Ա", "'д", "'Ж", "'ω", "·", "΅", ";", "҂", "՝",
         "׀", "؟", "˂", "ạ", "Ạ", "ế", "Ế", "ữ", "Ữ", "ẞ", "ẖ", "ḁ", "Ḁ",
+        // Two-byte letters in both of o200k's sets (`Lo`, `Lm`: Hebrew, Arabic, NKo, the
+        // modifier letters) and Hebrew and Arabic punctuation.
+        "א", "ש", "ب", "ي", "ـ", "ߊ", "ʼ", "ˆ", "ب'a", "Bא", "בB", "،", "؟", "׳",
         // Three-byte characters of the table: letters in both of o200k's sets (CJK, kana,
         // Hangul, `Lm` such as `ー` and `々`), after cased letters and before lower-case ones
         // and an apostrophe; three-byte cased letters (fullwidth, Cyrillic Extended-B);
         // punctuation and symbols (CJK, fullwidth, box drawing, the euro sign, a BOM, private
         // use).
-        // Two-byte letters in both of o200k's sets (`Lo`, `Lm`: Hebrew, Arabic, NKo, the
-        // modifier letters) and Hebrew and Arabic punctuation.
-        "א", "ש", "ب", "ي", "ـ", "ߊ", "ʼ", "ˆ", "ب'a", "Bא", "בB", "،", "؟", "׳",
         "中", "国", "東", "京", "の", "は", "ア", "ー", "々", "한", "글", "ꀀ", "A東", "東a", "a東", "ДЖ東",
         "中's", "中'S", "Ａ", "ａ", "Ｚｚ", "ꙁ", "Ꙁ", "、", "。", "「", "」", "！", "（", "€", "™", "│", "\u{feff}",
         "\u{e000}", "Ⓐ",
