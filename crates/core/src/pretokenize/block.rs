@@ -567,7 +567,8 @@ struct Compares {
     /// ([`classify_three`]).
     e3: u64,
     /// Cyrillic's common leads and the continuation bytes that decide their case (see
-    /// [`cyrillic`]): `0xd0`, `0xd1`, any continuation byte, `0x80`-`0xaf`, `0x80`-`0x9f`, odd.
+    /// [`cyrillic`]): `0xd0`, `0xd1`, any continuation byte (also what `e3` is checked
+    /// against), `0x80`-`0xaf`, `0x80`-`0x9f`, odd.
     d0: u64,
     d1: u64,
     cont: u64,
@@ -667,11 +668,10 @@ mod avx512 {
             m.d1 = eq(v, 0xd1);
             m.leads2 = range(v, 0xc4, 0xdf) & !(m.d0 | m.d1);
             m.e1 = eq(v, 0xe1);
-            let cont = range(v, 0x80, 0xbf);
-            m.e3 = range(v, 0xe0, 0xef) & !m.e1 & cont >> 1 & cont >> 2 & !(3 << 62);
+            m.cont = range(v, 0x80, 0xbf);
+            m.e3 = range(v, 0xe0, 0xef) & !m.e1 & m.cont >> 1 & m.cont >> 2 & !(3 << 62);
             // Not on a window of Latin text with a few accents or quotes.
             if m.d0 | m.d1 != 0 {
-                m.cont = range(v, 0x80, 0xbf);
                 m.below_b0 = range(v, 0x80, 0xaf);
                 m.below_a0 = range(v, 0x80, 0x9f);
                 m.odd = _mm512_test_epi8_mask(v, _mm512_set1_epi8(1));
@@ -703,8 +703,6 @@ mod sse2 {
     #[inline(always)]
     pub unsafe fn classify(w: &[u8; 64]) -> Classes {
         let mut m = Compares::default();
-        // Continuation bytes, for the three-byte leads (a character may straddle two chunks).
-        let mut cont3 = 0u64;
         for q in 0..4 {
             let v = _mm_loadu_si128(w.as_ptr().add(16 * q) as *const __m128i);
             let s = 16 * q as u32;
@@ -733,18 +731,18 @@ mod sse2 {
                 let e1 = eq(v, 0xe1);
                 m.e1 |= at(e1);
                 m.e3 |= at(range(v, 0xe0, 0xef) & !e1);
-                cont3 |= at(range(v, 0x80, 0xbf));
+                m.cont |= at(range(v, 0x80, 0xbf));
                 // A continuation byte may be in the next chunk, so these are needed from the
                 // chunk of the lead on; the chunks of Latin text with accents skip them.
                 if m.d0 | m.d1 != 0 {
-                    m.cont |= at(range(v, 0x80, 0xbf));
                     m.below_b0 |= at(range(v, 0x80, 0xaf));
                     m.below_a0 |= at(range(v, 0x80, 0x9f));
                     m.odd |= at(_mm_movemask_epi8(_mm_slli_epi16(v, 7)) as u32);
                 }
             }
         }
-        m.e3 &= cont3 >> 1 & cont3 >> 2 & !(3 << 62);
+        // A three-byte character may straddle two chunks: its lead is kept once all are read.
+        m.e3 &= m.cont >> 1 & m.cont >> 2 & !(3 << 62);
         assemble(w, m)
     }
 }

@@ -301,10 +301,7 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
     // start whole. On CJK text that is about a third of the rounds.
     let chars = if 4 * piece.iter().filter(|&&b| b >= 0xc0).count() >= n { vocab.chars(n) } else { None };
     let mut whole3 = [0u8; CAP];
-    let (mut parts, side_by_side, has3) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
-    // The crossing filter (`no_join`) only where a part starts with a three-byte lead: its
-    // test on every pair cost Cyrillic pieces a few percent for nothing.
-    let cross = if has3 { chars } else { None };
+    let (mut parts, side_by_side, cross) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
     // Pairs of parts that are both whole three-byte characters (or words of them) are asked
     // of the small pair table, the rest of the vocabulary (chars.rs, `Pairs`); only pieces
     // that start with two such characters side by side ask for the table.
@@ -376,9 +373,11 @@ fn merge_wide_in<L: Link, S: Sink, const MISS: bool, const CAP: usize, const BUF
 /// their first own merge in two parts. A sealed three-byte character is marked in `whole3`
 /// (the part is a token of whole three-byte characters: its pairs with other such parts are
 /// asked of [`Pairs`]). Returns how many parts, whether two such characters are side by side,
-/// and whether a part starts with a lead byte of three or four bytes.
+/// and the crossing filter's table ([`no_join`]) when a part starts with a lead byte of three
+/// or four bytes, else `None`: its test on every pair cost Cyrillic pieces a few percent for
+/// nothing.
 #[inline(always)]
-fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok: &mut [u32], next: &mut [L], prev: &mut [L], whole3: &mut [u8]) -> (usize, bool, bool) {
+fn first_parts<'a, L: Link>(vocab: &Vocab, chars: Option<&'a Chars>, piece: &[u8], tok: &mut [u32], next: &mut [L], prev: &mut [L], whole3: &mut [u8]) -> (usize, bool, Option<&'a Chars>) {
     let n = piece.len();
     let mut parts = 0;
     let mut i = 0;
@@ -420,7 +419,7 @@ fn first_parts<L: Link>(vocab: &Vocab, chars: Option<&Chars>, piece: &[u8], tok:
             i += len2;
         }
     }
-    (parts, side_by_side, has3)
+    (parts, side_by_side, if has3 { chars } else { None })
 }
 
 /// The rank of the pair of parts `p..q` and `q..e` of the wide scan's copy `buf`, or
@@ -597,10 +596,8 @@ fn merge_linked<const W: usize, S: Sink, const MISS: bool, const WINDOWED: bool>
     let mut cross: Option<&Chars> = None;
     let mut whole3 = [0u8; LINKED + 1];
     if chars.is_some() {
-        let (side_by_side, has3);
-        (parts, side_by_side, has3) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
-        // The crossing filter only where a part starts with a three-byte lead (as above).
-        cross = if has3 { chars } else { None };
+        let side_by_side;
+        (parts, side_by_side, cross) = first_parts(vocab, chars, piece, &mut tok, &mut next, &mut prev, &mut whole3);
         if side_by_side {
             pairs = chars.and_then(|c| c.pairs(vocab));
         }
