@@ -14,7 +14,7 @@ the block path classifies them from a table and reads a CJK letter before an upp
 as complex for o200k).
 
 `plain_text` makes longer texts of mostly what the pre-tokenizers' 64-byte block path takes
-(ASCII, Latin-1, the two-byte letters, Hebrew and Arabic words; see
+(ASCII, Latin-1, the two-byte letters, Hebrew and Arabic words, words with combining marks; see
 crates/core/src/pretokenize/block.rs), with the palette's other characters now and then, so
 that windows of plain text meet every kind of boundary.
 """
@@ -76,6 +76,11 @@ PLAIN = (
     + ["слово", " слово", "Слово", "ЄВРОПА", "м'ясо", "ΑθήναΣ", " İstanbul'da", "Việt", " Nguyễn"]
     # letters in both of o200k's case sets (`Lo`, `Lm`), next to cased ones on either side
     + ["שלום", " שלום", "مرحبا", " مرحبا", "،", "؟", "״", "ـ", "كتابA", "Aكتاب", "שלוםab", "中A", " 東京Tokyo"]
+    # combining marks (Devanagari, Bengali, Tamil, Thai, Hebrew points, Arabic harakat, accents):
+    # letters in both of o200k's sets there, punctuation for cl100k and GPT-2; after
+    # punctuation, digits, spaces, apostrophes and cased letters, and on their own
+    + ["नमस्ते", " दुनिया", "हिन्दी", "क्ष", "।", " বাংলা", " தமிழ்", "ภาษาไทย", "ที่", "שָׁלוֹם", " مَرْحَبًا", "e\u0301"]
+    + ["ि", "ा", "्", "\u0301", "\u064e", "!ा", "..ि", " !ा", "5ा", "'ा", "ा's", "ाA", "Aा", "Кा", "中ा"]
 )
 
 
