@@ -73,7 +73,8 @@ pub struct Classes {
     pub digit: u64,
     /// Every byte of a punctuation character.
     pub punct: u64,
-    /// The first bytes of the two- and three-byte punctuation characters.
+    /// The first bytes of the two- and three-byte punctuation characters (marks included, see
+    /// `other`).
     pub punct2: u64,
     pub punct3: u64,
     pub space: u64,
@@ -84,14 +85,10 @@ pub struct Classes {
     /// `/` (o200k's punctuation alternative takes one after a newline).
     pub slash: u64,
     /// Every byte of a two- or three-byte letter in both of o200k's sets (`Lo`, `Lm`: Hebrew,
-    /// Arabic, CJK, kana, Hangul), also in `lower` (see [`TB_OTHER`]).
+    /// Arabic, CJK, kana, Hangul), also in `lower` (see [`TB_OTHER`]); and every byte of a
+    /// combining mark (`\p{M}`), which is in `punct` instead, as cl100k's and GPT-2's rules
+    /// read it: o200k's read it as a letter in both sets ([`TB_MARK`], [`o200k_marks`]).
     pub other: u64,
-    /// Every byte of a two- or three-byte combining mark (`\p{M}`), in no other mask: each
-    /// grammar reads marks its own way ([`TB_MARK`], [`fold_marks`]).
-    pub mark: u64,
-    /// The first bytes of the two- and three-byte marks.
-    pub mark2: u64,
-    pub mark3: u64,
     /// The apostrophe of a contraction right after a letter (`don't`, `we'RE`; any case), its
     /// letters, and the byte after it: see [`classify_rare`] and [`starts`].
     pub contraction: u64,
@@ -166,10 +163,12 @@ const TB_OTHER: u8 = 8;
 /// mark is read as a letter in both sets ([`TB_OTHER`]) in every case but one: o200k's
 /// punctuation alternative (` ?[^\s\p{L}\p{N}]+`) takes marks too, so a punctuation run that
 /// reaches a mark goes on through it, where it would stop before a letter (`!!ा` is one piece,
-/// `!!क` two). [`fold_marks`] makes a mark right after punctuation complex for o200k.
-/// (After a single punctuation character that starts a piece, o200k's first alternative takes
-/// the character as its prefix and the mark as a letter, so the run is not reached; the rule
-/// is wider than it needs to be, and marks right after punctuation are rare.)
+/// `!!क` two). A mark is classified as punctuation (with its first byte in `punct2` /
+/// `punct3`) and put in [`Classes::other`], where no letter of one case is; [`o200k_marks`]
+/// turns it into a both-set letter for o200k, complex right after punctuation. (After a
+/// single punctuation character that starts a piece, o200k's first alternative takes the
+/// character as its prefix and the mark as a letter, so the run is not reached; the rule is
+/// wider than it needs to be, and marks right after punctuation are rare.)
 /// Why: a mark follows nearly every consonant of Hindi, Bengali, Tamil or Thai, and every
 /// window of such text fell to the scalar scanner (Hindi words: a split of 108 MB/s for
 /// cl100k, whose pieces there are a character or two long).
@@ -281,11 +280,11 @@ fn classify_three(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
     let lo = lo | o;
     c.upper |= up | up << 1 | up << 2;
     c.lower |= lo | lo << 1 | lo << 2;
+    // Marks: punctuation, and in `other` (see `TB_MARK`).
+    let (p, o) = (p | m, o | m);
     c.punct |= p | p << 1 | p << 2;
     c.punct3 |= p;
     c.other |= o | o << 1 | o << 2;
-    c.mark |= m | m << 1 | m << 2;
-    c.mark3 |= m;
 }
 
 /// The places of `codes` holding [`TB_UPPER`], [`TB_LOWER`], [`TB_PUNCT`], [`TB_OTHER`] and
@@ -389,11 +388,11 @@ fn classify_two_byte(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
     let lo = lo | o;
     c.upper |= up | up << 1;
     c.lower |= lo | lo << 1;
+    // Marks: punctuation, and in `other` (see `TB_MARK`).
+    let (p, o) = (p | m, o | m);
     c.punct |= p | p << 1;
     c.punct2 |= p;
     c.other |= o | o << 1;
-    c.mark |= m | m << 1;
-    c.mark2 |= m;
 }
 
 /// The classes no SIMD compare finds cheaply, one byte at a time (they are rare): apostrophes
@@ -413,7 +412,9 @@ fn classify_rare(w: &[u8; 64], c: &mut Classes, apos: u64, mut leads: u64) {
     // Python source: 2,806 of 316,469 pieces came from the scalar fallback with every
     // apostrophe before a contraction letter complex, 602 after). After an apostrophe that is
     // itself complex the window is exact only below that one anyway.
-    let after_run = (c.space | c.punct | apos) << 1;
+    // (Not after a mark: o200k reads it as a letter, see `TB_MARK`; an apostrophe there that
+    // may start a contraction stays complex below, being after no letter the masks know.)
+    let after_run = (c.space | (c.punct & !marks(c)) | apos) << 1;
     c.punct |= apos & after_run;
     let after_letter = (c.upper | c.lower) << 1;
     let mut a = apos & !after_run;
@@ -523,8 +524,8 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
 
 /// Marks the `len` bytes of a character at bit `k` by its class in `TWO_BYTE` (two bytes),
 /// `LATIN_ADDITIONAL` or `THREE_BYTE` (three): a letter's case (a letter in both of o200k's
-/// sets also in `other`), or punctuation or a mark with its first byte in `punct2` / `punct3`
-/// or `mark2` / `mark3`; any other class leaves it for the scalar scanner (`high`).
+/// sets also in `other`), or punctuation or a mark with its first byte in `punct2` / `punct3`;
+/// any other class leaves it for the scalar scanner (`high`).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
 fn mark_char(c: &mut Classes, high: &mut u64, class: u8, k: usize, len: u32) {
@@ -545,11 +546,12 @@ fn mark_char(c: &mut Classes, high: &mut u64, class: u8, k: usize, len: u32) {
             }
         }
         TB_MARK => {
-            c.mark |= bytes;
+            c.punct |= bytes;
+            c.other |= bytes;
             if len == 2 {
-                c.mark2 |= 1 << k;
+                c.punct2 |= 1 << k;
             } else {
-                c.mark3 |= 1 << k;
+                c.punct3 |= 1 << k;
             }
         }
         _ => *high |= bytes,
@@ -658,7 +660,7 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
     classify_latin_additional(w, &mut c, m.e1);
     classify_three(w, &mut c, m.e3);
     classify_rare(w, &mut c, m.apos, m.leads);
-    c.complex |= m.high & !(c.upper | c.lower | c.punct | c.mark);
+    c.complex |= m.high & !(c.upper | c.lower | c.punct);
     c
 }
 
@@ -804,11 +806,11 @@ pub enum Grammar {
 #[inline(always)]
 pub fn starts(c: &Classes, grammar: Grammar) -> (u64, u32) {
     let folded;
-    let c = if c.mark == 0 {
-        c
-    } else {
-        folded = fold_marks(c, grammar);
+    let c = if grammar == Grammar::O200k {
+        folded = o200k_marks(c);
         &folded
+    } else {
+        c
     };
     let mut complex = c.complex;
     if grammar == Grammar::O200k {
@@ -850,22 +852,24 @@ pub fn starts(c: &Classes, grammar: Grammar) -> (u64, u32) {
     (all, limit)
 }
 
-/// `c` with its marks read as `grammar` reads them ([`TB_MARK`]): for o200k as letters in both
-/// sets (lower-case and in `other`), complex right after a punctuation byte; for the others
-/// as punctuation.
+/// The bytes of the marks in `c`: in `other` but not `lower` (see [`Classes::other`]).
 #[inline(always)]
-fn fold_marks(c: &Classes, grammar: Grammar) -> Classes {
-    let mut f = *c;
-    if grammar == Grammar::O200k {
-        f.lower |= c.mark;
-        f.other |= c.mark;
-        f.complex |= (c.mark2 | c.mark3) & (c.punct << 1);
-    } else {
-        f.punct |= c.mark;
-        f.punct2 |= c.mark2;
-        f.punct3 |= c.mark3;
-    }
-    f
+fn marks(c: &Classes) -> u64 {
+    c.other & !c.lower
+}
+
+/// `c` with its marks read as o200k's rules read them ([`TB_MARK`]): letters in both sets
+/// (lower-case, and in `other` already) rather than punctuation, complex right after
+/// punctuation. A few word operations per window, with no branch on whether it holds a mark;
+/// cl100k's and GPT-2's rules take the classes as they are.
+#[inline(always)]
+fn o200k_marks(c: &Classes) -> Classes {
+    let mark = marks(c);
+    let punct = c.punct & !mark;
+    // A mark's first byte (in `punct2` or `punct3`, which the rules then read only where
+    // `punct` is set, never at a mark) right after punctuation.
+    let after_punct = mark & (c.punct2 | c.punct3) & (punct << 1);
+    Classes { lower: c.lower | mark, punct, complex: c.complex | after_punct, ..*c }
 }
 
 /// GPT-2's pattern: `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`.
