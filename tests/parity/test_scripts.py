@@ -98,8 +98,43 @@ def prose(rnd: random.Random, n: int) -> str:
     return "".join(parts)
 
 
-# (generator, seed, texts, sizes): mixed scripts with glue, and two-byte-script prose.
-GENERATED = {"script_texts": (script_text, 1411, 300, (1, 600)), "two_byte_script_prose": (prose, 1404, 200, (60, 3000))}
+# Prose in scripts written with combining marks, which the block pre-tokenizer classifies as
+# marks (block.rs, `TB_MARK`): cl100k and GPT-2 read a mark as punctuation, o200k as a letter
+# in both of its case sets, except that its punctuation run goes on through a mark. Syllables
+# of a letter and up to two marks, words that start with a mark, and glue that puts marks
+# after punctuation runs, single punctuation, spaces, digits, apostrophes and cased letters.
+MARKED_SCRIPTS = {
+    "devanagari": ("कखगघचछजझटठडढणतथदधनपफबभमयरलवशषसह", "\u093e\u093f\u0940\u0941\u0942\u0947\u0948\u094b\u094c\u094d\u0902\u0901\u093c"),
+    "bengali": ("কখগঘচছজঝটঠডঢণতথদধনপফবভমযরলশষসহ", "\u09be\u09bf\u09c0\u09c1\u09c2\u09c7\u09c8\u09cb\u09cc\u09cd\u0981\u0982"),
+    "tamil": ("கஙசஞடணதநபமயரலவழளறன", "\u0bbe\u0bbf\u0bc0\u0bc1\u0bc2\u0bc6\u0bc7\u0bc8\u0bca\u0bcb\u0bcd"),
+    "thai": ("กขคงจฉชซญดตถทธนบปผพฟมยรลวศษสหอฮ", "\u0e31\u0e34\u0e35\u0e36\u0e37\u0e38\u0e39\u0e47\u0e48\u0e49\u0e4a\u0e4b\u0e4c"),
+    "hebrew": ("אבגדהוזחטיכלמנסעפצקרשת", "\u05b0\u05b4\u05b7\u05b8\u05bc\u05c1\u05c2"),
+    "arabic": ("ابتثجحخدذرزسشصضطظعغفقكلمنهوي", "\u064b\u064e\u064f\u0650\u0651\u0652"),
+    "latin": ("aeiouyAEIOUY", "\u0300\u0301\u0302\u0303\u0308\u0323"),
+}
+MARKED_GLUE = [" ", " ", " ", " ", "", "। ", "॥", ", ", ". ", "!", "!!", "...", " !", "(", ")", "«", "'", "'s", "'T",
+               "1", "२३", "๕", "\n", "\n\n", "A", "Ab", "ab", "-", "—", "中", "\u00a0", "\t"]
+
+
+def marked_prose(rnd: random.Random, n: int) -> str:
+    parts, size = [], 0
+    names = list(MARKED_SCRIPTS)
+    while size < n:
+        letters, marks = MARKED_SCRIPTS[rnd.choice(names)]
+        word = [rnd.choice(marks)] if rnd.random() < 0.1 else []
+        for _ in range(rnd.choice([1, 2, 3, 4, 5, 6, 8, 12])):
+            word.append(rnd.choice(letters))
+            word.extend(rnd.choice(marks) for _ in range(rnd.choice([0, 0, 1, 1, 1, 2])))
+        parts.append("".join(word))
+        parts.append(rnd.choice(MARKED_GLUE))
+        size += len(parts[-2]) + len(parts[-1])
+    return "".join(parts)
+
+
+# (generator, seed, texts, sizes): mixed scripts with glue, two-byte-script prose, and prose in
+# scripts with marks.
+GENERATED = {"script_texts": (script_text, 1411, 300, (1, 600)), "two_byte_script_prose": (prose, 1404, 200, (60, 3000)),
+             "marked_script_prose": (marked_prose, 1417, 200, (60, 3000))}
 
 
 @pytest.mark.parametrize("kind", sorted(GENERATED))
