@@ -651,6 +651,8 @@ def main() -> None:
     ap.add_argument("--batch-mb", type=float, default=1.0, help="MB of each corpus cut into ~4 KB documents")
     ap.add_argument("--skip", default="", help="comma-separated libraries to leave out")
     ap.add_argument("--inputs", default="", help="comma-separated parts of corpus names to keep, e.g. 'en,zh'")
+    ap.add_argument("--text", action="append", default=[], metavar="NAME=PATH",
+                    help="one more text to measure under NAME, e.g. one of benchmarks/wordlist_text.py's")
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--startup-only", action="store_true", help="only the start-up table (no corpora needed)")
     ap.add_argument("--no-linearity", action="store_true")
@@ -674,6 +676,11 @@ def main() -> None:
           "tiktoken's.\n")
     only = [s.strip() for s in a.inputs.split(",") if s.strip()]
     texts = corpora(a.corpus_dir, int(a.text_mb * 1e6))
+    for spec in a.text:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not Path(path).is_file():
+            sys.exit(f"--text {spec!r}: expected NAME=PATH of an existing file")
+        texts[name] = Path(path).read_bytes()[: int(a.text_mb * 1e6)].decode("utf-8", errors="ignore")
     texts = {k: v for k, v in texts.items() if k in keep(texts, only)}
     if not texts:
         sys.exit("no corpora: set BYTEPAIR_CORPUS_DIR or pass --corpus-dir")

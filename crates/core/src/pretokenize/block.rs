@@ -805,8 +805,9 @@ pub enum Grammar {
 /// exact: starts at bits below the returned limit are exactly the regex's.
 #[inline(always)]
 pub fn starts(c: &Classes, grammar: Grammar) -> (u64, u32) {
+    // Only windows with a mark pay for the fold (a branch that Latin text always predicts).
     let folded;
-    let c = if grammar == Grammar::O200k {
+    let c = if grammar == Grammar::O200k && marks(c) != 0 {
         folded = o200k_marks(c);
         &folded
     } else {
@@ -860,8 +861,7 @@ fn marks(c: &Classes) -> u64 {
 
 /// `c` with its marks read as o200k's rules read them ([`TB_MARK`]): letters in both sets
 /// (lower-case, and in `other` already) rather than punctuation, complex right after
-/// punctuation. A few word operations per window, with no branch on whether it holds a mark;
-/// cl100k's and GPT-2's rules take the classes as they are.
+/// punctuation. cl100k's and GPT-2's rules take the classes as they are.
 #[inline(always)]
 fn o200k_marks(c: &Classes) -> Classes {
     let mark = marks(c);
