@@ -5,7 +5,8 @@
 //! [`TWO_BYTE`]), the Latin Extended Additional letters U+1E00-U+1EFF (Vietnamese's precomposed
 //! letters, [`LATIN_ADDITIONAL`]), the letters in both of o200k's sets (Hebrew, Arabic, CJK,
 //! kana, Hangul: [`TB_OTHER`]), the other three-byte letters and punctuation ([`THREE_BYTE`]),
-//! and two-byte punctuation.
+//! two-byte punctuation, and the combining marks of two and three bytes (Indic scripts, Thai,
+//! Hebrew points, Arabic harakat: [`TB_MARK`]).
 //!
 //! Why: the scalar scanners ([`super::o200k`], [`super::cl100k`]) decide each piece with a few
 //! data-dependent branches (letter? prefix? punctuation? whitespace?) and cost about 120
@@ -19,7 +20,8 @@
 //! Classes: `U` upper-case and `W` lower-case letters (ASCII, two- or three-byte, every byte
 //! of the letter; a letter in both of o200k's sets is a `W`, see [`TB_OTHER`]), `D` digits,
 //! `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte, control characters
-//! included), `SP` the space, `T` the other non-newline whitespace (`\t`, `\x0b`, `\x0c`),
+//! included; a mark is `P` for cl100k and GPT-2 and a `W` for o200k, see [`TB_MARK`]), `SP`
+//! the space, `T` the other non-newline whitespace (`\t`, `\x0b`, `\x0c`),
 //! `NL` (`\r`, `\n`). Everything else (other non-ASCII, and `'`
 //! before a letter a contraction may start with, unless a space or punctuation precedes it
 //! or the contraction follows a letter: see [`classify_rare`]) is *complex*. A contraction
@@ -170,8 +172,8 @@ const TB_OTHER: u8 = 8;
 /// character as its prefix and the mark as a letter, so the run is not reached; the rule is
 /// wider than it needs to be, and marks right after punctuation are rare.)
 /// Why: a mark follows nearly every consonant of Hindi, Bengali, Tamil or Thai, and every
-/// window of such text fell to the scalar scanner (Hindi words: a split of 108 MB/s for
-/// cl100k, whose pieces there are a character or two long).
+/// window of such text fell to the scalar scanner (Hindi words: a split of about 105 MB/s for
+/// cl100k, whose pieces there are a character or two long; about 690 now).
 const TB_MARK: u8 = 16;
 
 /// The block path's class of every code point below U+0800, built at compile time from the
