@@ -29,8 +29,9 @@
 //!
 //! The cache watches its own hit rate: a window of [`WINDOW`] lookups with fewer than one hit in
 //! [`MIN_HIT_DIV`] turns it off for the next [`BYPASS`] pieces, which are looked up in the
-//! vocabulary and merged directly (but for pieces longer than [`MID_PIECE`] bytes, still
-//! stored in the long table: their merge costs far more than the store, see [`PieceCache::merge`]). Text whose pieces never repeat (random letters, base64)
+//! vocabulary and merged directly (pieces longer than [`MID_PIECE`] bytes are still stored in
+//! the long table: their merge costs far more than the store, see [`PieceCache::merge`]). Text
+//! whose pieces never repeat (random letters, base64)
 //! otherwise pays for a lookup that misses and an insert that grows the tables on every piece
 //! (perf, o200k random letters: a fifth of the time, 1% after). While it is off, every piece is
 //! looked up in the vocabulary first. The window counts only pieces that are no token (a hit on
@@ -641,7 +642,7 @@ impl PieceCache {
             // microseconds) costs far more than the store, and a text none of whose pieces
             // repeat may well be encoded again. Bypassed, o200k's warm calls on 1.5 MB of
             // Thai each stored one window's pieces more than the last: 27, 47, 57, 70, 86, 129
-            // MB/s over six calls from Python, where fastokens' second call reads 279.
+            // MB/s over six calls from Python, where fastokens' warm cell reads 279.
             if piece.len() <= MID_PIECE {
                 return merge_miss_unpredictable(vocab, piece, out);
             }
