@@ -1105,13 +1105,20 @@ mod tests {
         assert_eq!(c.bypass, 0);
 
         // The same pieces once each: few hits, so the cache turns itself off for a while, and
-        // the answers stay the merge's. On a new thread, which has kept no table.
+        // the answers stay the merge's.
+        once_each_on_a_new_thread(&v, &pieces, |_| ());
+    }
+
+    /// `pieces` asked once each (answers checked against the merge) on a new thread, which
+    /// has kept no table: the cache must turn itself off on the way. `then` gets the cache.
+    fn once_each_on_a_new_thread(v: &Vocab, pieces: &[Vec<u8>], then: impl FnOnce(PieceCache) + Send) {
         std::thread::scope(|scope| {
             scope
                 .spawn(|| {
                     let (mut cache, mut bypassed) = (None, false);
-                    ask(&v, &mut cache, &pieces, 1, |c| bypassed |= c.bypass > 0);
+                    ask(v, &mut cache, pieces, 1, |c| bypassed |= c.bypass > 0);
                     assert!(bypassed, "a stream of pieces that do not repeat turns the cache off");
+                    then(cache.unwrap());
                 })
                 .join()
                 .unwrap()
@@ -1126,21 +1133,12 @@ mod tests {
     fn long_pieces_are_stored_while_bypassed() {
         let v = toy_vocab();
         let pieces = pieces(3000, 0x9e37_79b9_7f4a_7c15, |next| 32 + next(200) as usize);
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    let (mut cache, mut bypassed) = (None, false);
-                    ask(&v, &mut cache, &pieces, 1, |c| bypassed |= c.bypass > 0);
-                    assert!(bypassed, "a stream of pieces that do not repeat turns the cache off");
-                    let c = cache.unwrap();
-                    for p in pieces.iter().filter(|p| v.rank(p).is_none()) {
-                        let mut want = Vec::new();
-                        merge_piece(&v, p, &mut want);
-                        assert_eq!(c.long.get(Long::hash(p), p), Some(&want[..]), "{:?}", String::from_utf8_lossy(p));
-                    }
-                })
-                .join()
-                .unwrap()
+        once_each_on_a_new_thread(&v, &pieces, |c| {
+            for p in pieces.iter().filter(|p| v.rank(p).is_none()) {
+                let mut want = Vec::new();
+                merge_piece(&v, p, &mut want);
+                assert_eq!(c.long.get(Long::hash(p), p), Some(&want[..]), "{:?}", String::from_utf8_lossy(p));
+            }
         });
     }
 
