@@ -539,17 +539,11 @@ fn mark_char(c: &mut Classes, high: &mut u64, class: u8, k: usize, len: u32) {
             c.lower |= bytes;
             c.other |= bytes;
         }
-        TB_PUNCT => {
+        TB_PUNCT | TB_MARK => {
             c.punct |= bytes;
-            if len == 2 {
-                c.punct2 |= 1 << k;
-            } else {
-                c.punct3 |= 1 << k;
+            if class == TB_MARK {
+                c.other |= bytes;
             }
-        }
-        TB_MARK => {
-            c.punct |= bytes;
-            c.other |= bytes;
             if len == 2 {
                 c.punct2 |= 1 << k;
             } else {
@@ -808,9 +802,10 @@ pub enum Grammar {
 #[inline(always)]
 pub fn starts(c: &Classes, grammar: Grammar) -> (u64, u32) {
     // Only windows with a mark pay for the fold (a branch that Latin text always predicts).
+    let mark = if grammar == Grammar::O200k { marks(c) } else { 0 };
     let folded;
-    let c = if grammar == Grammar::O200k && marks(c) != 0 {
-        folded = o200k_marks(c);
+    let c = if mark != 0 {
+        folded = o200k_marks(c, mark);
         &folded
     } else {
         c
@@ -861,12 +856,12 @@ fn marks(c: &Classes) -> u64 {
     c.other & !c.lower
 }
 
-/// `c` with its marks read as o200k's rules read them ([`TB_MARK`]): letters in both sets
-/// (lower-case, and in `other` already) rather than punctuation, complex right after
-/// punctuation. cl100k's and GPT-2's rules take the classes as they are.
+/// `c`, whose marks are `mark` ([`marks`]), with them read as o200k's rules read them
+/// ([`TB_MARK`]): letters in both sets (lower-case, and in `other` already) rather than
+/// punctuation, complex right after punctuation. cl100k's and GPT-2's rules take the classes
+/// as they are.
 #[inline(always)]
-fn o200k_marks(c: &Classes) -> Classes {
-    let mark = marks(c);
+fn o200k_marks(c: &Classes, mark: u64) -> Classes {
     let punct = c.punct & !mark;
     // A mark's first byte (in `punct2` or `punct3`, which the rules then read only where
     // `punct` is set, never at a mark) right after punctuation.
@@ -1150,23 +1145,30 @@ mod tests {
         }
     }
 
+    /// Whether a [`TWO_BYTE`] / [`THREE_BYTE`] entry `e` is what the flags `f` of its code
+    /// point `cp` make it (the definition both table tests hold the tables to).
+    fn entry_fits(e: u8, f: u8, cp: u32) -> bool {
+        use crate::pretokenize::scan::is_punct;
+        use crate::pretokenize::unicode::{L, LO, UP};
+        let case = f & (UP | LO);
+        match e {
+            TB_UPPER => f & L != 0 && case == UP,
+            TB_LOWER => f & L != 0 && case == LO,
+            TB_OTHER => f & L != 0 && case == UP | LO,
+            TB_PUNCT => is_punct(f) && case == 0,
+            TB_MARK => is_punct(f) && case == UP | LO,
+            0 => f & L == 0 && !(is_punct(f) && case == 0) && case != UP | LO,
+            e => panic!("U+{cp:04X}: entry {e}"),
+        }
+    }
+
     #[test]
     fn two_byte_table_matches_the_class_table() {
-        use crate::pretokenize::scan::is_punct;
-        use crate::pretokenize::unicode::{flags, L, LO, UP};
+        use crate::pretokenize::unicode::flags;
         let (mut letters, mut puncts) = (0, 0);
         for cp in 0x80..0x800u32 {
             let f = flags(cp);
-            let want = match TWO_BYTE[cp as usize] {
-                TB_UPPER => f & L != 0 && f & (UP | LO) == UP,
-                TB_LOWER => f & L != 0 && f & (UP | LO) == LO,
-                TB_OTHER => f & L != 0 && f & (UP | LO) == UP | LO,
-                TB_PUNCT => is_punct(f) && f & (UP | LO) == 0,
-                TB_MARK => is_punct(f) && f & (UP | LO) == UP | LO,
-                0 => f & L == 0 && !(is_punct(f) && f & (UP | LO) == 0) && f & (UP | LO) != UP | LO,
-                e => panic!("U+{cp:04X}: entry {e}"),
-            };
-            assert!(want, "U+{cp:04X}: entry {} for flags {f:#x}", TWO_BYTE[cp as usize]);
+            assert!(entry_fits(TWO_BYTE[cp as usize], f, cp), "U+{cp:04X}: entry {} for flags {f:#x}", TWO_BYTE[cp as usize]);
             letters += (TWO_BYTE[cp as usize] & (TB_UPPER | TB_LOWER) != 0) as u32;
             puncts += (TWO_BYTE[cp as usize] == TB_PUNCT) as u32;
         }
@@ -1190,23 +1192,12 @@ mod tests {
     /// reads it.
     #[test]
     fn three_byte_table_matches_the_class_table() {
-        use crate::pretokenize::scan::is_punct;
-        use crate::pretokenize::unicode::{flags, L, LO, UP};
+        use crate::pretokenize::unicode::flags;
         let mut count = [0u32; TB_MARK as usize + 1];
         for cp in 0x800..0x10000u32 {
             let f = flags(cp);
-            let case = f & (UP | LO);
             let e = THREE_BYTE[cp as usize];
-            let want = match e {
-                TB_UPPER => f & L != 0 && case == UP,
-                TB_LOWER => f & L != 0 && case == LO,
-                TB_OTHER => f & L != 0 && case == UP | LO,
-                TB_PUNCT => is_punct(f) && case == 0,
-                TB_MARK => is_punct(f) && case == UP | LO,
-                0 => f & L == 0 && !(is_punct(f) && case == 0) && case != UP | LO,
-                e => panic!("U+{cp:04X}: entry {e}"),
-            };
-            assert!(want, "U+{cp:04X}: entry {e} for flags {f:#x}");
+            assert!(entry_fits(e, f, cp), "U+{cp:04X}: entry {e} for flags {f:#x}");
             count[e as usize] += 1;
         }
         // CJK's unified ideographs, kana and Hangul syllables are letters in both sets; CJK

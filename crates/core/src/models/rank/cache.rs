@@ -31,9 +31,9 @@
 //! [`MIN_HIT_DIV`] turns it off for the next [`BYPASS`] pieces, which are looked up in the
 //! vocabulary and merged directly (pieces longer than [`MID_PIECE`] bytes are still stored in
 //! the long table: their merge costs far more than the store, see [`PieceCache::merge`]). Text
-//! whose pieces never repeat (random letters, base64)
-//! otherwise pays for a lookup that misses and an insert that grows the tables on every piece
-//! (perf, o200k random letters: a fifth of the time, 1% after). While it is off, every piece is
+//! whose pieces never repeat (random letters, base64) otherwise pays for a lookup that misses
+//! and an insert that grows the tables on every piece (perf, o200k random letters: a fifth of
+//! the time, 1% after). While it is off, every piece is
 //! looked up in the vocabulary first. The window counts only pieces that are no token (a hit on
 //! a token's slot is not counted, nor a token's first sight), as before tokens were stored:
 //! counted with them, random letters (whose short tokens repeat) stayed above the rate, kept
