@@ -59,8 +59,9 @@ def random_text(rnd: random.Random, max_parts: int = 30) -> str:
 # What the block path classifies itself: ASCII letters, digits, every ASCII space and
 # punctuation, apostrophes before and not before contraction letters, contractions after
 # letters in every case, Latin-1 letters, the two-byte letters of one case (Cyrillic, Greek,
-# Latin Extended, Armenian) and Latin Extended Additional ones (Vietnamese), two- and
-# three-byte punctuation, and the runs code and prose are made of.
+# Latin Extended, Armenian), the three-byte letters (Vietnamese's Latin Extended Additional,
+# Georgian, CJK, ...) and marks, two- and three-byte punctuation, and the runs code and prose
+# are made of.
 PLAIN = (
     list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") * 2
     + list("0123456789") + ["12345", "3.14", "1,000"]
@@ -81,6 +82,11 @@ PLAIN = (
     # punctuation, digits, spaces, apostrophes and cased letters, and on their own
     + ["नमस्ते", " दुनिया", "हिन्दी", "क्ष", "।", " বাংলা", " தமிழ்", "ภาษาไทย", "ที่", "שָׁלוֹם", " مَرْحَبًا", "e\u0301"]
     + ["ि", "ा", "्", "\u0301", "\u064e", "!ा", "..ि", " !ा", "5ा", "'ा", "ा's", "ाA", "Aा", "Кा", "中ा"]
+    # three-byte characters with the lead 0xe1 (U+1000-U+1FFF): Georgian in both cases,
+    # Myanmar and Khmer with their marks, Ethiopic, Mongolian, polytonic Greek (`ᾼ` is Lt);
+    # their digits, the Ogham space, a both-set letter before an upper-case one
+    + ["საქართველო", " ენა", "ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝ", "Ქართული", "მᲐ", "မြန်မာ", " ဘာသာ", "။", "ខ្មែរ", " ភាសា", "។", "አማርኛ", "።",
+       "ᠮᠣᠩᠭᠣᠯ", "ἀρχῇ", " Ἐν", "ᾼ", "ἀᾼ", "၁၂", "១", "፩", "\u1680", "ကᲐ", "'ᲐᲑ", "ᴀᵃ"]
 )
 
 
