@@ -14,9 +14,9 @@ the block path classifies them from a table and reads a CJK letter before an upp
 as complex for o200k).
 
 `plain_text` makes longer texts of mostly what the pre-tokenizers' 64-byte block path takes
-(ASCII, Latin-1, the two-byte letters, Hebrew and Arabic words, words with combining marks; see
-crates/core/src/pretokenize/block.rs), with the palette's other characters now and then, so
-that windows of plain text meet every kind of boundary.
+(ASCII, Latin-1, the two-byte letters, Hebrew and Arabic words, words with combining marks,
+emoji; see crates/core/src/pretokenize/block.rs), with the palette's other characters now and
+then, so that windows of plain text meet every kind of boundary.
 """
 
 from __future__ import annotations
@@ -87,6 +87,11 @@ PLAIN = (
     # their digits, the Ogham space, a both-set letter before an upper-case one
     + ["საქართველო", " ენა", "ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝ", "Ქართული", "მᲐ", "မြန်မာ", " ဘာသာ", "။", "ខ្មែរ", " ភាសា", "។", "አማርኛ", "።",
        "ᠮᠣᠩᠭᠣᠯ", "ἀρχῇ", " Ἐν", "ᾼ", "ἀᾼ", "၁၂", "១", "፩", "\u1680", "ကᲐ", "'ᲐᲑ", "ᴀᵃ"]
+    # emoji (U+1F000-U+1FFFF, four-byte punctuation to the block path) after and before
+    # words, spaces, digits and apostrophes, in runs, with skin tones, joiners, variation
+    # selectors, flags; and the enclosed numbers among them, which stay complex
+    + ["😀", " 😂", "👍🏽", "🔥🔥🔥", "👨\u200d👩\u200d👧", "🇩🇪", "❤\ufe0f", "😀a", "😀Ab", " 🙏Thanks", "5🎉", "'😀",
+       "😀's", "🤔'll", "\U0001f000", "\U0001ffff", "🄁", "\U0001fbf9", "𝐀"]
 )
 
 

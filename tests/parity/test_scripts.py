@@ -66,8 +66,8 @@ def test_script_runs(reference, name):
 # Prose in the scripts whose two-byte letters the 64-byte block pre-tokenizer classifies
 # (crates/core/src/pretokenize/block.rs, `TWO_BYTE`): words in every mix of case (o200k cuts
 # at a lower-to-upper change), apostrophes inside and after words (`м'ясо`, `'s`, `'ſ`),
-# digits against letters, two-byte punctuation and marks, and whitespace runs; long enough
-# that most pieces come from the block path and its windows' edges fall everywhere.
+# digits against letters, two-byte punctuation and marks, emoji, and whitespace runs; long
+# enough that most pieces come from the block path and its windows' edges fall everywhere.
 PROSE_LETTERS = {
     "cyrillic": ("АБВГДЕЖЗИЙКЛМНОПРСТУФХЦЧШЩЬЮЯІЇЄҐЁЎЂЋЏѢӀӨ", "абвгдежзийклмнопрстуфхцчшщьюяіїєґёўђћџѣӏө"),
     "greek": ("ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩΆΈΉΊΌΎΏ", "αβγδεζηθικλμνξοπρστυφχψωάέήίόύώςϐ"),
@@ -82,7 +82,7 @@ PROSE_LETTERS = {
 }
 PROSE_GLUE = [" ", " ", " ", " ", "'", "'", "’", "ʼ", "'s", "'S", "'ſ", "'ll", "'VE", "1", "23", "4567", ", ", ". ",
               "!\n", "\n\n", "  ", " \t", "«", "»", " — ", "·", ";", "΄", "҂", "\u0483", "\u0301", "(", ")", "-", "/",
-              "\r\n", "中", "ʰ", "\u00a0", " \n  ", "x", "Ab"]
+              "\r\n", "中", "ʰ", "\u00a0", " \n  ", "x", "Ab", "😀", " 👍🏽", "🔥🔥", "🇩🇪", "🄁"]
 
 
 def prose(rnd: random.Random, n: int) -> str:

@@ -5,8 +5,9 @@
 //! [`TWO_BYTE`]), the letters in both of o200k's sets (Hebrew, Arabic, CJK, kana, Hangul,
 //! Myanmar, Ethiopic: [`TB_OTHER`]), the other three-byte letters and punctuation
 //! ([`THREE_BYTE`]: Vietnamese's precomposed letters, Georgian, polytonic Greek), two-byte
-//! punctuation, and the combining marks of two and three bytes (Indic scripts, Thai, Khmer,
-//! Hebrew points, Arabic harakat: [`TB_MARK`]).
+//! punctuation, the combining marks of two and three bytes (Indic scripts, Thai, Khmer,
+//! Hebrew points, Arabic harakat: [`TB_MARK`]), and the emoji and other symbols of
+//! U+1F000-U+1FFFF, four-byte punctuation ([`EMOJI`]).
 //!
 //! Why: the scalar scanners ([`super::o200k`], [`super::cl100k`]) decide each piece with a few
 //! data-dependent branches (letter? prefix? punctuation? whitespace?) and cost about 120
@@ -319,6 +320,67 @@ fn code_masks(codes: &[u8; 64]) -> [u64; 5] {
     }
 }
 
+/// The block path's class of U+1F000-U+1FFFF (`f0 9f 80 80`-`f0 9f bf bf`: emoji, pictographs,
+/// regional indicators, skin tones, playing cards, enclosed alphanumerics), indexed by
+/// `(third byte & 0x3f) << 6 | (fourth byte & 0x3f)`: [`window_class`], which here is
+/// punctuation (`So`, `Sk`, and the unassigned code points, all `[^\s\p{L}\p{N}]` to the
+/// regexes) or complex (the numbers: U+1F100-U+1F10C, `No`, and the segmented digits
+/// U+1FBF0-U+1FBF9, `Nd`); the tests hold it to that. Every other four-byte character stays
+/// complex. Why: an emoji made the window it fell in yield only the pieces before it, and a
+/// window that started near one went to the scalar scanner; English with an emoji after about
+/// one word in twelve split at 545 MB/s against 1,020 without them (o200k, `stage`), and chat
+/// text is written so.
+static EMOJI: [u8; 4096] = emoji_classes();
+
+const fn emoji_classes() -> [u8; 4096] {
+    let mut t = [0u8; 4096];
+    let mut k = 0;
+    while k < 4096 {
+        t[k] = window_class(0x1f000 + k as u32);
+        k += 1;
+    }
+    t
+}
+
+/// The index in [`EMOJI`] of the four bytes at `w[k..k + 4]`, read as `f0 9f` and two
+/// continuation bytes (the caller checks that they are).
+#[inline(always)]
+fn emoji_index(w: &[u8; 64], k: usize) -> usize {
+    (w[(k + 2) & 63] as usize & 0x3f) << 6 | (w[(k + 3) & 63] as usize & 0x3f)
+}
+
+/// The characters U+1F000-U+1FFFF at `leads` (`f0` before `9f` and two continuation bytes, at
+/// bits up to 60), from [`EMOJI`]: punctuation gets all four bytes, and a letter right after
+/// one is complex ([`emoji_before_letter`]); a number stays complex. `c` must hold every
+/// letter of the window already.
+#[inline(always)]
+fn classify_emoji(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
+    if leads == 0 {
+        return;
+    }
+    let mut p = 0u64;
+    while leads != 0 {
+        let k = leads.trailing_zeros() as usize;
+        leads &= leads - 1;
+        // k <= 60: the masks only spare the bounds checks.
+        p |= ((EMOJI[emoji_index(w, k)] == TB_PUNCT) as u64) << k;
+    }
+    c.punct |= p | p << 1 | p << 2 | p << 3;
+    c.complex |= emoji_before_letter(c, p);
+}
+
+/// The first byte of each letter right after one of the emoji whose first bytes are `firsts`:
+/// complex. An emoji that starts a piece is the optional first character of cl100k's and
+/// o200k's letter alternatives (`[^\r\n\p{L}\p{N}]?`), and the rules of [`starts`] find the
+/// letter it takes from the byte after the prefix's first (`punct2` and `punct3` for two- and
+/// three-byte ones). Four-byte ones are not given that mask: the term it would add to every
+/// window's rules cost 1.5-3% of English and Ukrainian warm encodes (`stage`, five rounds), and
+/// an emoji right before a letter is rare (chat writes one after a word or before a space).
+#[inline(always)]
+fn emoji_before_letter(c: &Classes, firsts: u64) -> u64 {
+    firsts << 4 & (c.upper | c.lower)
+}
+
 /// The last byte of each [`TB_OTHER`] letter right before an upper-case letter: complex for
 /// o200k's rules (see [`TB_OTHER`]), so that no start at or after it is trusted.
 #[inline(always)]
@@ -456,7 +518,7 @@ fn classify_rare(w: &[u8; 64], c: &mut Classes, apos: u64, mut leads: u64) {
 #[inline]
 fn classify_scalar(w: &[u8; 64]) -> Classes {
     let mut c = Classes::default();
-    let (mut apos, mut leads, mut high) = (0u64, 0u64, 0u64);
+    let (mut apos, mut leads, mut high, mut emoji) = (0u64, 0u64, 0u64, 0u64);
     let mut k = 0;
     while k < 64 {
         let b = w[k];
@@ -494,6 +556,15 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
                 mark_char(&mut c, &mut high, THREE_BYTE[code_point3(b, w[k + 1], w[k + 2])], k, 3);
                 k += 2;
             }
+            0xf0 if k < 61 && w[k + 1] == 0x9f && (0x80..=0xbf).contains(&w[k + 2]) && (0x80..=0xbf).contains(&w[k + 3]) => {
+                if EMOJI[emoji_index(w, k)] == TB_PUNCT {
+                    c.punct |= 15 << k;
+                    emoji |= bit;
+                } else {
+                    high |= 15 << k;
+                }
+                k += 3;
+            }
             _ => {
                 high |= bit;
                 if b == 0xc2 || b == 0xe2 {
@@ -503,6 +574,7 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
         }
         k += 1;
     }
+    c.complex |= emoji_before_letter(&c, emoji);
     classify_rare(w, &mut c, apos, leads);
     c.complex |= high & !c.punct;
     c
@@ -597,6 +669,10 @@ struct Compares {
     odd: u64,
     /// `0xb8`-`0xbb` (SSE2 only), once a chunk has an `0xe1`: what separates `e1` from `e3`.
     b8_bb: u64,
+    /// `0xf0` before `9f` and two continuation bytes, at bits up to 60 ([`classify_emoji`]).
+    f0: u64,
+    /// `0x9f` (SSE2 only), once a chunk has an `0xf0`.
+    x9f: u64,
 }
 
 /// The upper- and lower-case lead bytes of the letters U+0400-U+047F (leads `0xd0`, `0xd1`),
@@ -641,6 +717,7 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
     classify_two_byte(w, &mut c, m.leads2);
     classify_latin_additional(w, &mut c, m.e1);
     classify_three(w, &mut c, m.e3);
+    classify_emoji(w, &mut c, m.f0);
     classify_rare(w, &mut c, m.apos, m.leads);
     c.complex |= m.high & !(c.upper | c.lower | c.punct);
     c
@@ -695,6 +772,10 @@ mod avx512 {
             }
             m.cont = range(v, 0x80, 0xbf);
             m.e3 = range(v, 0xe0, 0xef) & !m.e1 & m.cont >> 1 & m.cont >> 2 & !(3 << 62);
+            m.f0 = eq(v, 0xf0);
+            if m.f0 != 0 {
+                m.f0 &= eq(v, 0x9f) >> 1 & m.cont >> 2 & m.cont >> 3 & !(15 << 60);
+            }
             // Not on a window of Latin text with a few accents or quotes.
             if m.d0 | m.d1 != 0 {
                 m.below_b0 = range(v, 0x80, 0xaf);
@@ -760,6 +841,10 @@ mod sse2 {
                 if m.e1 != 0 {
                     m.b8_bb |= at(range(v, 0xb8, 0xbb));
                 }
+                m.f0 |= at(eq(v, 0xf0));
+                if m.f0 != 0 {
+                    m.x9f |= at(eq(v, 0x9f));
+                }
                 m.cont |= at(range(v, 0x80, 0xbf));
                 // A continuation byte may be in the next chunk, so these are needed from the
                 // chunk of the lead on; the chunks of Latin text with accents skip them.
@@ -773,6 +858,7 @@ mod sse2 {
         // A three-byte character may straddle two chunks: its lead is kept once all are read.
         m.e1 &= m.b8_bb >> 1;
         m.e3 &= !m.e1 & m.cont >> 1 & m.cont >> 2 & !(3 << 62);
+        m.f0 &= m.x9f >> 1 & m.cont >> 2 & m.cont >> 3 & !(15 << 60);
         assemble(w, m)
     }
 }
@@ -902,7 +988,8 @@ fn starts_gpt4(c: &Classes, grammar: Grammar, letter: u64, st: u64, ws: u64) -> 
 
     // 2. Letters, after the prefixes that take them.
     let prefix_starts = punct_starts | (ws_starts & st);
-    // The prefix is one character: a two- or three-byte one takes the letter after its last byte.
+    // The prefix is one character: a two- or three-byte one takes the letter after its last byte
+    // (a letter after a four-byte one is complex, see `emoji_before_letter`).
     let multi = c.punct2 | c.punct3;
     let takes_next = (prefix_starts & !multi) << 1 | (prefix_starts & c.punct2) << 2 | (prefix_starts & c.punct3) << 3;
     let letter_runs = letter & !(letter << 1);
@@ -935,8 +1022,8 @@ fn starts_gpt4(c: &Classes, grammar: Grammar, letter: u64, st: u64, ws: u64) -> 
 const SOON: usize = 15;
 
 /// Whether one of the first [`SOON`] bytes of `w` starts a character [`classify`] always
-/// calls complex: one of four bytes (emoji, the rarer CJK ideographs), or the no-break space
-/// (`c2 a0`).
+/// calls complex: one of four bytes outside U+1F000-U+1FFFF (the rarer CJK ideographs,
+/// mathematical letters; [`EMOJI`] has the emoji), or the no-break space (`c2 a0`).
 ///
 /// Why: a window yields only the pieces that end before its first complex byte, and none when
 /// whitespace runs up to it (`"    │"`, `" Debian 😀"`: the run may go on), and a window that
@@ -975,9 +1062,10 @@ fn bytes_in(w: &[u8; 64], lo: u8, hi: u8) -> u32 {
 #[inline(always)]
 fn soon_from(eq: impl Fn(u8) -> u32, range: impl Fn(u8, u8) -> u32) -> bool {
     let first = (1 << SOON) - 1;
-    let lead4 = range(0xf0, 0xff);
+    let lead4 = range(0xf0, 0xff) & first;
     let nbsp = eq(0xc2) & eq(0xa0) >> 1;
-    (lead4 | nbsp) & first != 0
+    // `f0 9f` (emoji) is classified: looked for only once a four-byte lead is there.
+    (lead4 != 0 && lead4 & !(eq(0xf0) & eq(0x9f) >> 1) != 0) || nbsp & first != 0
 }
 
 /// Calls `f(start, end)` for each piece of `text` from byte `range.start` (a piece start) until
@@ -1060,10 +1148,15 @@ mod tests {
         // polytonic Greek (`ᾼ` is Lt, o200k-upper), Vietnamese's precomposed letters.
         "ქართული", "ენა", "Ა", "Ⴀ", "ⴀ", "Აა", "მᲐ", "မြန်မာ", "ဘာသာ", "၊", "ខ្មែរ", "ភាសា", "។", "አማርኛ", "ቋንቋ", "።",
         "ᄀ", "ᅡ", "ᠮᠣᠩᠭᠣᠯ", "Ꭰ", "ꭰ", "ᴀ", "ᵃ", "ᾀ", "Ἀ", "ᾼ", "ἀᾼ", "ᾼἀ", "ạ", "Ạ",
+        // Emoji (`EMOJI`: four-byte punctuation) alone, in runs, after letters, spaces and
+        // digits, with skin tones and joiners, flags, and the last and first code points of
+        // U+1F000-U+1FFFF; before no letter (see `emoji_before_letter`).
+        "😀 ", "😂!", "👍🏽 ", "🙏\n", "🔥🔥 ", "👨\u{200d}👩\u{200d}👧 ", "🇩🇪,", "a😀 ", " 😀.", "5😀 ", "😀'",
+        "\u{1f000} ", "\u{1fbca}-", "\u{1ffff} ", "🄰 ",
     ];
     const COMPLEX: &[&str] = &[
         "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}",
-        "\u{2003}", "中", "ǅ", "ʰ", "😀", "Ω", "٣", "€",
+        "\u{2003}", "中", "ǅ", "ʰ", "Ω", "٣", "€",
         // Two-byte characters the table leaves complex: numbers (Arabic-Indic digits); and
         // `'` before `ſ` or a three-byte letter.
         "߁", "'中", "'ạ", "٣",
@@ -1074,6 +1167,12 @@ mod tests {
         // With the lead `0xe1`: Myanmar's, Khmer's and Ethiopic's digits, the Ogham space, a
         // Myanmar letter (both sets) before an upper-case Georgian one.
         "၁", "១", "፩", "\u{1680}", "ကᲐ",
+        // Four-byte characters outside U+1F000-U+1FFFF, and the numbers in it (`No`, `Nd`); an
+        // emoji right before a letter (see `emoji_before_letter`).
+        "𝐀", "𝐚", "𠀀", "𐐀", "🄁", "\u{1f10c}", "\u{1fbf9}", "'😀", "😀a", "A😀b", "😀Ab", "😀д",
+        // A variation selector (a mark) after an emoji: complex for o200k, as after any
+        // punctuation (see `TB_MARK`).
+        "❤\u{fe0f}", "👍\u{fe0f}",
         // Marks on their own (`TB_MARK`; after whatever comes before them here): complex for
         // o200k after punctuation, and before an upper-case letter; cl100k's and GPT-2's
         // punctuation. After one punctuation character, a run, a space before it, a digit,
@@ -1219,12 +1318,31 @@ mod tests {
         assert!(count[TB_UPPER as usize] > 500 && count[TB_LOWER as usize] > 500, "{count:?}");
     }
 
+    /// [`EMOJI`] against the flag table on every code point U+1F000-U+1FFFF: punctuation but the
+    /// numbers (`No`, `Nd`), which stay complex; `classify_emoji` reads no other class.
+    #[test]
+    fn emoji_table_matches_the_class_table() {
+        use crate::pretokenize::unicode::flags;
+        let mut numbers = 0;
+        for (k, &e) in EMOJI.iter().enumerate() {
+            let cp = 0x1f000 + k as u32;
+            assert!(entry_fits(e, flags(cp), cp), "U+{cp:04X}: entry {e}");
+            assert!(matches!(e, TB_PUNCT | 0), "U+{cp:04X}: entry {e}");
+            numbers += (e == 0) as u32;
+        }
+        assert_eq!(EMOJI[0x600], TB_PUNCT, "😀");
+        assert_eq!(EMOJI[0x101], 0, "🄁");
+        assert_eq!(EMOJI[0xbf9], 0, "U+1FBF9, a segmented digit");
+        // U+1F100-U+1F10C (No) and U+1FBF0-U+1FBF9 (Nd) in Unicode 14.
+        assert!((23..40).contains(&numbers), "{numbers}");
+    }
+
     /// Every three-byte character (surrogates aside), at window positions around the SIMD
     /// chunks' edges and the window's end, after a letter, a space and an upper-case letter
     /// and before an upper-case one: the SIMD forms equal the scalar one.
     #[test]
-    fn simd_classes_equal_the_scalar_ones_on_every_three_byte_character() {
-        for cp in (0x800..0xd800u32).chain(0xe000..0x10000) {
+    fn simd_classes_equal_the_scalar_ones_on_every_three_byte_character_and_emoji() {
+        for cp in (0x800..0xd800u32).chain(0xe000..0x10000).chain(0x1f000..0x20000) {
             let ch = char::from_u32(cp).unwrap();
             let mut buf = [0u8; 4];
             let b = ch.encode_utf8(&mut buf).as_bytes();
@@ -1238,8 +1356,8 @@ mod tests {
                         w[at + k] = x;
                     }
                 }
-                if at + 3 < 64 {
-                    w[at + 3] = b'Q';
+                if at + b.len() < 64 {
+                    w[at + b.len()] = b'Q';
                 }
                 let want = classify_scalar(&w);
                 #[cfg(target_arch = "x86_64")]
@@ -1335,9 +1453,9 @@ mod tests {
                 }
             }
         }
-        // It does skip: the four-byte leads (`0xf0` and up) at every position looked at, and
-        // the no-break space; no three-byte character.
-        assert_eq!(skipped, 5 * 16 * 64 * 64 + 5 * 64);
+        // It does skip: the four-byte leads (`0xf0` and up, but `f0 9f`, `EMOJI`'s) at every
+        // position looked at, and the no-break space; no three-byte character.
+        assert_eq!(skipped, 5 * 16 * 64 * 64 - 5 * 64 + 5 * 64);
         let mut w = [b'a'; 64];
         w[3..5].copy_from_slice(&[0xc2, 0xa0]);
         assert!(complex_soon(&w));
@@ -1348,6 +1466,8 @@ mod tests {
         w[3..6].copy_from_slice("中".as_bytes());
         assert!(!complex_soon(&w));
         w[3..7].copy_from_slice("😀".as_bytes());
+        assert!(!complex_soon(&w));
+        w[3..7].copy_from_slice("𠀀".as_bytes());
         assert!(complex_soon(&w));
     }
 
@@ -1472,9 +1592,9 @@ mod tests {
         for (grammar, fallbacks, pieces) in fallbacks(&text) {
             // o200k also falls back where a letter in both of its sets (CJK, kana, Myanmar,
             // Ethiopic) or a mark stands right before an upper-case letter (`TB_OTHER`,
-            // `TB_MARK`), which this text's random order puts at about one piece in eight
-            // (1,457 of 11,889).
-            let most = if grammar == Grammar::O200k { pieces / 7 } else { pieces / 20 };
+            // `TB_MARK`), which this text's random order puts at about one piece in ten
+            // (1,244 of 13,080).
+            let most = if grammar == Grammar::O200k { pieces / 8 } else { pieces / 20 };
             assert!(pieces > 10_000 && fallbacks < most, "{grammar:?}: {fallbacks} of {pieces} pieces from the fallback");
         }
     }
@@ -1515,6 +1635,34 @@ mod tests {
         let mut text = String::new();
         while text.len() < 100_000 {
             text.push_str(words[rng.below(words.len())]);
+            text.push_str(seps[rng.below(seps.len())]);
+        }
+        check(&text);
+        for (grammar, fallbacks, pieces) in fallbacks(&text) {
+            assert!(pieces > 10_000 && fallbacks < pieces / 50, "{grammar:?}: {fallbacks} of {pieces} pieces from the fallback");
+        }
+    }
+
+    /// English as chat is written, with emoji after words and sentences, in runs, with skin
+    /// tones and joiners, and before words: the same pieces as the scalar scanners, and nearly
+    /// all from the masks.
+    #[test]
+    fn emoji_take_the_block_path() {
+        let words = ["the", "cat", "I", "love", "it", "See", "you", "soon", "omg", "Thanks", "so", "much"];
+        let emoji = ["😀", "😂", "👍", "👍🏽", "🙏", "🔥🔥🔥", "🎉", "👨\u{200d}💻", "🇩🇪", "💯", "🤔"];
+        let seps = [" ", " ", " ", "! ", ". ", ", ", "\n", "!!! ", "? "];
+        let mut rng = Rng(0x0ddb_a11c_afe0_0004);
+        let mut text = String::new();
+        while text.len() < 100_000 {
+            text.push_str(words[rng.below(words.len())]);
+            match rng.below(6) {
+                0 => text.push_str(emoji[rng.below(emoji.len())]),
+                1 => {
+                    text.push(' ');
+                    text.push_str(emoji[rng.below(emoji.len())]);
+                }
+                _ => {}
+            }
             text.push_str(seps[rng.below(seps.len())]);
         }
         check(&text);
