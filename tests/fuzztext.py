@@ -15,7 +15,7 @@ as complex for o200k).
 
 `plain_text` makes longer texts of mostly what the pre-tokenizers' 64-byte block path takes
 (ASCII, Latin-1, the two-byte letters, Hebrew and Arabic words, words with combining marks,
-emoji, no-break spaces; see crates/core/src/pretokenize/block.rs), with the palette's other characters now and
+emoji; see crates/core/src/pretokenize/block.rs), with the palette's other characters now and
 then, so that windows of plain text meet every kind of boundary.
 """
 
@@ -92,10 +92,6 @@ PLAIN = (
     # selectors, flags; and the enclosed numbers among them, which stay complex
     + ["😀", " 😂", "👍🏽", "🔥🔥🔥", "👨\u200d👩\u200d👧", "🇩🇪", "❤\ufe0f", "😀a", "😀Ab", " 🙏Thanks", "5🎉", "'😀",
        "😀's", "🤔'll", "\U0001f000", "\U0001ffff", "🄁", "\U0001fbf9", "𝐀"]
-    # the no-break space (whitespace as a tab is, two bytes): French punctuation, runs, before
-    # letters, digits, apostrophes and newlines
-    + ["\u00a0", " \u00a0", "\u00a0 ", "\u00a0\u00a0", "\u00a0!", "\u00a0: ", "«\u00a0", "\u00a0»", "a\u00a0b",
-       "\u00a0Ab", "\u00a05", "\u00a0's", "\u00a0\n", "\n\u00a0", "\t\u00a0"]
 )
 
 

@@ -77,14 +77,11 @@ pub struct Classes {
     /// Every byte of a punctuation character.
     pub punct: u64,
     /// The first bytes of the two- and three-byte punctuation characters (marks included, see
-    /// `other`), and of the no-break space: where a prefix character of two or three bytes
-    /// starts ([`starts_gpt4`]).
+    /// `other`).
     pub punct2: u64,
     pub punct3: u64,
     pub space: u64,
-    /// `\t`, `\x0b`, `\x0c`, and both bytes of the no-break space (U+00A0, `c2 a0`, also in
-    /// `punct2`): whitespace that is no space or newline, which the rules read alike, but for
-    /// where a run's last character starts ([`last_chars`]) and which letter a prefix takes.
+    /// `\t`, `\x0b`, `\x0c`.
     pub tab: u64,
     /// `\r`, `\n`.
     pub newline: u64,
@@ -508,10 +505,6 @@ fn classify_rare(w: &[u8; 64], c: &mut Classes, apos: u64, mut leads: u64) {
         if w[k] == 0xc2 && k < 63 && (0xa0..=0xbf).contains(&w[k + 1]) && C2_PUNCT >> (w[k + 1] - 0xa0) & 1 != 0 {
             c.punct |= 3 << k;
             c.punct2 |= 1 << k;
-        } else if w[k] == 0xc2 && k < 63 && w[k + 1] == 0xa0 {
-            // The no-break space: whitespace as `\t` is (see `Classes::tab`).
-            c.tab |= 3 << k;
-            c.punct2 |= 1 << k;
         } else if w[k] == 0xe2 && k < 62 && w[k + 1] == 0x80 && (0x80..=0xbf).contains(&w[k + 2]) && E280_PUNCT >> (w[k + 2] - 0x80) & 1 != 0 {
             c.punct |= 7 << k;
             c.punct3 |= 1 << k;
@@ -583,7 +576,7 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
     }
     c.complex |= emoji_before_letter(&c, emoji);
     classify_rare(w, &mut c, apos, leads);
-    c.complex |= high & !(c.punct | c.tab);
+    c.complex |= high & !c.punct;
     c
 }
 
@@ -726,7 +719,7 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
     classify_three(w, &mut c, m.e3);
     classify_emoji(w, &mut c, m.f0);
     classify_rare(w, &mut c, m.apos, m.leads);
-    c.complex |= m.high & !(c.upper | c.lower | c.punct | c.tab);
+    c.complex |= m.high & !(c.upper | c.lower | c.punct);
     c
 }
 
@@ -956,15 +949,6 @@ fn o200k_marks(c: &Classes, mark: u64) -> Classes {
     Classes { lower: c.lower | mark, punct, complex: c.complex | after_punct, ..*c }
 }
 
-/// `last`, the last bytes of whitespace runs, moved to the first byte of their character: a
-/// no-break space's second byte (a `tab` byte right after one in `punct2`) back to its first,
-/// where `\s+(?!\S)` gives the character back.
-#[inline(always)]
-fn last_chars(c: &Classes, last: u64) -> u64 {
-    let nbsp2 = (c.tab & c.punct2) << 1;
-    (last & !nbsp2) | (last & nbsp2) >> 1
-}
-
 /// GPT-2's pattern: `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`.
 /// A run of letters, of digits or of punctuation starts a piece unless a space precedes it (a
 /// space before one is the last byte of its whitespace run, so it starts a piece, and takes
@@ -973,7 +957,7 @@ fn last_chars(c: &Classes, last: u64) -> u64 {
 #[inline(always)]
 fn starts_r50k(c: &Classes, letter: u64, ws: u64) -> u64 {
     let runs = (letter & !(letter << 1)) | (c.digit & !(c.digit << 1)) | (c.punct & !(c.punct << 1));
-    let last = last_chars(c, ws & !(ws >> 1));
+    let last = ws & !(ws >> 1);
     let ws_starts = (ws & !(ws << 1)) | (last & (ws << 1));
     1 | ws_starts | (runs & !(c.space << 1))
 }
@@ -999,7 +983,7 @@ fn starts_gpt4(c: &Classes, grammar: Grammar, letter: u64, st: u64, ws: u64) -> 
         ((a.wrapping_add(first) ^ a) & a).reverse_bits()
     };
     let tail_starts = tail & !(tail << 1);
-    let before_last = last_chars(c, tail & !(ws >> 1)) & (tail << 1);
+    let before_last = tail & (tail << 1) & !(ws >> 1);
     let ws_starts = run_starts | tail_starts | before_last;
 
     // 2. Letters, after the prefixes that take them.
@@ -1039,7 +1023,7 @@ const SOON: usize = 15;
 
 /// Whether one of the first [`SOON`] bytes of `w` starts a character [`classify`] always
 /// calls complex: one of four bytes outside U+1F000-U+1FFFF (the rarer CJK ideographs,
-/// mathematical letters; [`EMOJI`] has the emoji).
+/// mathematical letters; [`EMOJI`] has the emoji), or the no-break space (`c2 a0`).
 ///
 /// Why: a window yields only the pieces that end before its first complex byte, and none when
 /// whitespace runs up to it (`"    │"`, `" Debian 😀"`: the run may go on), and a window that
@@ -1079,8 +1063,9 @@ fn bytes_in(w: &[u8; 64], lo: u8, hi: u8) -> u32 {
 fn soon_from(eq: impl Fn(u8) -> u32, range: impl Fn(u8, u8) -> u32) -> bool {
     let first = (1 << SOON) - 1;
     let lead4 = range(0xf0, 0xff) & first;
+    let nbsp = eq(0xc2) & eq(0xa0) >> 1;
     // `f0 9f` (emoji) is classified: looked for only once a four-byte lead is there.
-    lead4 != 0 && lead4 & !(eq(0xf0) & eq(0x9f) >> 1) != 0
+    (lead4 != 0 && lead4 & !(eq(0xf0) & eq(0x9f) >> 1) != 0) || nbsp & first != 0
 }
 
 /// Calls `f(start, end)` for each piece of `text` from byte `range.start` (a piece start) until
@@ -1168,14 +1153,9 @@ mod tests {
         // U+1F000-U+1FFFF; before no letter (see `emoji_before_letter`).
         "😀 ", "😂!", "👍🏽 ", "🙏\n", "🔥🔥 ", "👨\u{200d}👩\u{200d}👧 ", "🇩🇪,", "a😀 ", " 😀.", "5😀 ", "😀'",
         "\u{1f000} ", "\u{1fbca}-", "\u{1ffff} ", "🄰 ",
-        // The no-break space (whitespace, as `\t`) alone, in runs, with spaces, tabs and
-        // newlines, before punctuation as French writes it, before letters, digits and an
-        // apostrophe.
-        "\u{a0}", "\u{a0}\u{a0}", " \u{a0}", "\u{a0} ", "\t\u{a0}", "\u{a0}\n", "\n\u{a0}", "\u{a0}!", "«\u{a0}", "\u{a0}»",
-        "a\u{a0}b", "\u{a0}Ab", "\u{a0}5", "\u{a0}'", "\u{a0}д", "\u{a0}中",
     ];
     const COMPLEX: &[&str] = &[
-        "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}",
+        "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}",
         "\u{2003}", "中", "ǅ", "ʰ", "Ω", "٣", "€",
         // Two-byte characters the table leaves complex: numbers (Arabic-Indic digits); and
         // `'` before `ſ` or a three-byte letter.
@@ -1474,11 +1454,11 @@ mod tests {
             }
         }
         // It does skip: the four-byte leads (`0xf0` and up, but `f0 9f`, `EMOJI`'s) at every
-        // position looked at; no three-byte character, and not the no-break space.
-        assert_eq!(skipped, 5 * 16 * 64 * 64 - 5 * 64);
+        // position looked at, and the no-break space; no three-byte character.
+        assert_eq!(skipped, 5 * 16 * 64 * 64 - 5 * 64 + 5 * 64);
         let mut w = [b'a'; 64];
         w[3..5].copy_from_slice(&[0xc2, 0xa0]);
-        assert!(!complex_soon(&w));
+        assert!(complex_soon(&w));
         w[3..6].copy_from_slice("—".as_bytes());
         assert!(!complex_soon(&w));
         w[3..6].copy_from_slice("ạ".as_bytes());
@@ -1676,16 +1656,6 @@ mod tests {
             " 👨\u{200d}💻 ", "🇩🇪 ", "💯 ", " 🤔? ",
         ];
         takes_the_block_path(&words_and_separators(0x0ddb_a11c_afe0_0004, &words, &seps));
-    }
-
-    /// French as it is typeset, with a no-break space before `:;!?` and inside `« »`, and
-    /// between a number and its unit (`c2 a0`, complex until the twenty-sixth pass): the same
-    /// pieces as the scalar scanners, and nearly all from the masks.
-    #[test]
-    fn no_break_spaces_take_the_block_path() {
-        let words = ["Bonjour", "le", "monde", "Qu'est-ce", "que", "c'est", "l'été", "Ça", "va", "très", "bien", "100", "km"];
-        let seps = [" ", " ", " ", "\u{a0}: ", "\u{a0}! ", " «\u{a0}", "\u{a0}» ", "\u{a0}? ", "\u{a0}; ", "\u{a0}", ", ", ".\n"];
-        takes_the_block_path(&words_and_separators(0x0ddb_a11c_afe0_0005, &words, &seps));
     }
 
     /// About 100 KB of phrases, each one to `most` groups of a random entry of every list of
