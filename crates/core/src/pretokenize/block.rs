@@ -190,7 +190,7 @@ const TB_MARK: u8 = 16;
 /// Arabic, Syriac and Thaana letters (`Lo`) and the `Lm` ones are [`TB_OTHER`] since the
 /// twenty-fourth pass: before, every window of such text paid a classification that yielded
 /// nothing on top of the scalar scanner's piece (a split of 115 MB/s).
-static TWO_BYTE: [u8; 2048] = two_byte_classes();
+static TWO_BYTE: [u8; 2048] = window_classes(0, 0x80);
 
 /// The [`TWO_BYTE`] entry of a code point (see the constants above).
 const fn block_class(cp: u32) -> u8 {
@@ -208,12 +208,14 @@ const fn block_class(cp: u32) -> u8 {
     }
 }
 
-const fn two_byte_classes() -> [u8; 2048] {
-    let mut t = [0u8; 2048];
-    let mut cp = 0x80;
-    while cp < 0x800 {
-        t[cp] = window_class(cp as u32);
-        cp += 1;
+/// [`window_class`] of the code points `base + k`, for `k` from `from` up to `N` (0 below
+/// `from`): how [`TWO_BYTE`], [`THREE_BYTE`] and [`EMOJI`] are built, at compile time.
+const fn window_classes<const N: usize>(base: u32, from: usize) -> [u8; N] {
+    let mut t = [0u8; N];
+    let mut k = from;
+    while k < N {
+        t[k] = window_class(base + k as u32);
+        k += 1;
     }
     t
 }
@@ -225,7 +227,7 @@ const fn two_byte_classes() -> [u8; 2048] {
 /// so Chinese, Japanese and Korean text, and fullwidth punctuation, went through the scalar
 /// scanner a piece at a time (its dispatch and loop exits, about 48 cycles a piece of
 /// Japanese: 516 MB/s split against 1,076 on English).
-static THREE_BYTE: [u8; 1 << 16] = three_byte_classes();
+static THREE_BYTE: [u8; 1 << 16] = window_classes(0, 0x800);
 
 /// The [`TWO_BYTE`] and [`THREE_BYTE`] class of a code point: [`block_class`], or
 /// [`TB_OTHER`].
@@ -240,16 +242,6 @@ const fn window_class(cp: u32) -> u8 {
     } else {
         block_class(cp)
     }
-}
-
-const fn three_byte_classes() -> [u8; 1 << 16] {
-    let mut t = [0u8; 1 << 16];
-    let mut cp = 0x800;
-    while cp < 0x10000 {
-        t[cp] = window_class(cp as u32);
-        cp += 1;
-    }
-    t
 }
 
 /// The code point of the three bytes `b0 b1 b2`, read as a lead `0xe0`-`0xef` and two
@@ -330,17 +322,7 @@ fn code_masks(codes: &[u8; 64]) -> [u64; 5] {
 /// window that started near one went to the scalar scanner; English with an emoji after about
 /// one word in twelve split at 545 MB/s against 1,020 without them (o200k, `stage`), and chat
 /// text is written so.
-static EMOJI: [u8; 4096] = emoji_classes();
-
-const fn emoji_classes() -> [u8; 4096] {
-    let mut t = [0u8; 4096];
-    let mut k = 0;
-    while k < 4096 {
-        t[k] = window_class(0x1f000 + k as u32);
-        k += 1;
-    }
-    t
-}
+static EMOJI: [u8; 4096] = window_classes(0x1f000, 0);
 
 /// The index in [`EMOJI`] of the four bytes at `w[k..k + 4]`, read as `f0 9f` and two
 /// continuation bytes (the caller checks that they are).
