@@ -77,3 +77,39 @@ def test_lists_pass_the_debug_allocator():
     env = dict(os.environ, PYTHONMALLOC="debug")
     run = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stderr[-2000:])
+
+
+# The lists take each id's `int` from one table for the process without counting the reference
+# (before CPython 3.12: ids.rs, `int`, says why that is safe). Were the table's ints not kept
+# above every count they see, the first list freed would free them and the next list would
+# hand out freed objects: under the debug allocator their memory is overwritten when freed,
+# so the values below would be wrong or the child would crash.
+SHARED_CHILD = """
+import gc, bytepair
+encs = [bytepair.get_encoding(n) for n in ("o200k_base", "cl100k_base")]
+texts = ["hello world, hello again", "naïve café 😀 中文\\n" * 20, "def f(x):\\n    return x\\n" * 50]
+for round in range(30):
+    for enc in encs:
+        for t in texts:
+            want = enc.encode_to_numpy(t).tolist()
+            got = enc.encode_ordinary(t)
+            assert got == want and all(type(i) is int for i in got), (round, t[:20])
+            batch = enc.encode_ordinary_batch([t] * 8, num_threads=2)
+            assert batch == [want] * 8
+            del got, batch
+            gc.collect()
+# One int per id, whatever the encoding: ids that two vocabularies share are the same objects.
+t = "on;\\nat;\\nal;\\now;\\ner;\\n" * 3
+a, b = encs[0].encode_ordinary(t), encs[1].encode_ordinary(t)
+first = {}
+for x in a + b + encs[0].encode_ordinary(t):
+    assert first.setdefault(x, x) is x, x
+assert len({x for x in set(a) & set(b) if x > 256}) >= 3, (a, b)  # past CPython's small ints
+print("ok")
+"""
+
+
+def test_listed_ints_survive_their_lists_and_are_shared():
+    env = dict(os.environ, PYTHONMALLOC="debug")
+    run = subprocess.run([sys.executable, "-c", SHARED_CHILD], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stderr[-2000:])

@@ -21,7 +21,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use crate::errors::to_py;
 use crate::chatml::{ChatMLFrame, Framed};
 use crate::jinja::{ChatError as PyChatError, JinjaConversation, JinjaPreparer, Prepared, Refused};
-use crate::ids::IntCache;
+use crate::ids::list;
 use crate::text::Text;
 use crate::tokenizer::Tokenizer;
 
@@ -104,7 +104,7 @@ pub fn encode_chat<'py>(
     let (convs, refused) = convert(conversations, framer)?;
     let inner = &tokenizer.get().inner;
     let chunks = py.allow_threads(|| convs.chunks(CHUNK).enumerate().map(|(c, chunk)| encode_chunk(inner, c * CHUNK, chunk)).collect());
-    lists(py, &tokenizer.get().ints, chunks, refused)
+    lists(py, chunks, refused)
 }
 
 /// `encode_chat` in two steps: [`start`] converts the conversations and hands their encoding to
@@ -117,7 +117,6 @@ pub fn encode_chat<'py>(
 pub struct ChatJob {
     shared: Mutex<Option<Arc<Shared>>>,
     refused: Stop,
-    tokenizer: Py<Tokenizer>,
 }
 
 /// A job's conversations and who encodes which: the pool's workers claim runs from the
@@ -209,7 +208,7 @@ pub fn start<'py>(
             pool.spawn(move || shared.work(false));
         }
     }
-    Ok(ChatJob { shared: Mutex::new(Some(shared)), refused, tokenizer: tokenizer.clone().unbind() })
+    Ok(ChatJob { shared: Mutex::new(Some(shared)), refused })
 }
 
 #[pymethods]
@@ -220,7 +219,7 @@ impl ChatJob {
         let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner()).take();
         let shared = shared.ok_or_else(|| PyRuntimeError::new_err("this chat job's result was already taken"))?;
         let chunks = py.allow_threads(|| shared.finish());
-        lists(py, &self.tokenizer.get().ints, chunks, self.refused.clone())
+        lists(py, chunks, self.refused.clone())
     }
 
     /// Whether a conversation was refused while converting (the job holds those before it):
@@ -347,7 +346,7 @@ fn convert(conversations: &Bound<'_, PyAny>, framer: Option<Framer<'_, '_>>) -> 
 }
 
 /// The `(ids, mask)` lists of the encoded chunks, up to the first failure.
-fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Stop) -> PyResult<Answer<'py>> {
+fn lists<'py>(py: Python<'py>, chunks: Vec<Done>, refused: Stop) -> PyResult<Answer<'py>> {
     // Lists of ints form no cycles; without the pause the collector walked every young list
     // (a fifth of a call's samples in perf).
     let _gc = crate::threads::GcPaused::new(py);
@@ -356,7 +355,7 @@ fn lists<'py>(py: Python<'py>, ints: &IntCache, chunks: Vec<Done>, refused: Stop
     for chunk in chunks {
         let mut start = 0;
         for &end in &chunk.ends {
-            let pair = (untracked(ints.list(py, &chunk.ids[start..end])?), untracked(ints.list(py, &chunk.mask[start..end])?));
+            let pair = (untracked(list(py, &chunk.ids[start..end])?), untracked(list(py, &chunk.mask[start..end])?));
             out.append(pair)?;
             start = end;
         }

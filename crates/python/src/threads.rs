@@ -20,7 +20,7 @@ use pyo3::types::PyList;
 use bytepair_core::batch::{Claims, End, FlatError, Run};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
-use crate::ids::{IdBuffer, IntCache};
+use crate::ids::IdBuffer;
 
 /// Threads of a batch call given `num_threads=None` (tiktoken's default, which it accepts
 /// None for too).
@@ -149,7 +149,6 @@ pub fn encode_batch<'py, T, F>(
     py: Python<'py>,
     texts: &[T],
     num_threads: usize,
-    ints: &IntCache,
     one: F,
 ) -> PyResult<Bound<'py, PyList>>
 where
@@ -164,7 +163,7 @@ where
     let mut take = |first: usize, chunk: Run<PyErr>, lists: &mut Vec<Option<Bound<'py, PyList>>>| -> PyResult<()> {
         let mut start = 0;
         for (k, &end) in chunk.ends.iter().enumerate() {
-            lists[first + k] = Some(ints.list(py, &chunk.ids[start..end])?);
+            lists[first + k] = Some(crate::ids::list(py, &chunk.ids[start..end])?);
             start = end;
         }
         if let Some(err) = chunk.err {

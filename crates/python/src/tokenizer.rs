@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::errors::guarded;
-use crate::ids::{ids_vec, reserve_for, with_ids, IdBuffer, IntCache};
+use crate::ids::{ids_vec, list, reserve_for, with_ids, IdBuffer};
 use crate::threads::{on_pool, DEFAULT_THREADS};
 use crate::policy::{CallArgs, Policy};
 use crate::text::Text;
@@ -41,14 +41,12 @@ fn encoder_from_bpe2(file: bpe2::Bpe2, specials: Option<Vec<(String, u32)>>, pat
 #[pyclass(frozen, module = "bytepair._core")]
 pub struct Tokenizer {
     pub(crate) inner: bytepair_core::Tokenizer,
-    pub(crate) ints: IntCache,
 }
 
 impl Tokenizer {
     fn wrap(inner: impl Into<bytepair_core::Tokenizer>) -> Self {
         let inner = inner.into();
-        let ints = IntCache::new(inner.n_vocab());
-        Tokenizer { inner, ints }
+        Tokenizer { inner }
     }
 
     fn wrong_model(&self, what: &str, model: &str) -> PyErr {
@@ -246,7 +244,7 @@ impl Tokenizer {
         let text: &str = &text;
         with_ids(reserve_for(text.len()), |ids| {
             py.allow_threads(|| guarded(|| self.inner.encode_ordinary_into(text, ids)))?;
-            self.ints.list(py, ids)
+            list(py, ids)
         })
     }
 
@@ -258,7 +256,7 @@ impl Tokenizer {
     /// `Encoding.encode` itself.
     #[pyo3(signature = (text, **kwargs))]
     fn encode<'py>(&self, py: Python<'py>, text: &Bound<'py, PyAny>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
-        self.with_encoded(py, text, kwargs, |ids| self.ints.list(py, ids))
+        self.with_encoded(py, text, kwargs, |ids| list(py, ids))
     }
 
     /// `encode`'s ids for numpy, without a copy: encoded into a vector of their own, which
@@ -332,7 +330,7 @@ impl Tokenizer {
                 None => serial(),
             }
         })?;
-        self.ints.list(py, &ids)
+        list(py, &ids)
     }
 
     /// Encodes many texts on up to `num_threads` threads (see `threads::encode_batch`); each
@@ -344,14 +342,14 @@ impl Tokenizer {
         let args = CallArgs::parse(kwargs, true)?;
         let policy = Policy::of_call(&self.inner, &args)?;
         let opts = EncodeOptions { allowed: policy.filter(), add_bos: args.add_bos, add_eos: args.add_eos };
-        crate::threads::encode_batch(py, &texts, args.num_threads, &self.ints, |t, ids| self.checked_into(&policy, &opts, t, ids))
+        crate::threads::encode_batch(py, &texts, args.num_threads, |t, ids| self.checked_into(&policy, &opts, t, ids))
     }
 
     /// `encode_ordinary` of many texts on up to `num_threads` threads.
     #[pyo3(signature = (texts, num_threads=None))]
     fn encode_ordinary_batch<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>, num_threads: Option<usize>) -> PyResult<Bound<'py, PyList>> {
         let texts = crate::text::texts(texts)?;
-        crate::threads::encode_batch(py, &texts, num_threads.unwrap_or(DEFAULT_THREADS), &self.ints, |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
+        crate::threads::encode_batch(py, &texts, num_threads.unwrap_or(DEFAULT_THREADS), |t, ids| guarded(|| self.inner.encode_ordinary_into(t, ids)))
     }
 
     /// `encode_batch`'s ids as one flat batch: `(ids, offsets)` buffers for numpy (`uint32`,
