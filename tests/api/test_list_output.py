@@ -113,3 +113,21 @@ def test_listed_ints_survive_their_lists_and_are_shared():
     env = dict(os.environ, PYTHONMALLOC="debug")
     run = subprocess.run([sys.executable, "-c", SHARED_CHILD], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stderr[-2000:])
+
+
+def test_ids_at_and_past_the_int_tables_end():
+    """Ids below 2^20 are listed from the process's table of ints, larger ones as fresh ints
+    (ids.rs, `TABLED_IDS`): both kinds, and the last id of the table, come out as themselves,
+    in lists and in batches, and encode back to the text."""
+    base = bytepair.get_encoding("cl100k_base")
+    specials = {"<|edge|>": (1 << 20) - 1, "<|over|>": 1 << 20, "<|far|>": 2_000_000}
+    enc = bytepair.Encoding("far_ids", pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks,
+                            special_tokens=specials)
+    text = "hi <|far|> <|edge|><|over|> hi"
+    want = [6151, 220, 2_000_000, 220, (1 << 20) - 1, 1 << 20, 15960]
+    for _ in range(3):
+        ids = enc.encode(text, allowed_special="all")
+        assert ids == want and all(type(i) is int for i in ids)
+        assert enc.encode_batch([text] * 20, allowed_special="all", num_threads=2) == [want] * 20
+        assert enc.decode(ids) == text
+        del ids
