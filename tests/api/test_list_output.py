@@ -80,7 +80,7 @@ def test_lists_pass_the_debug_allocator():
 
 
 # The lists take each id's `int` from one table for the process without counting the reference
-# (before CPython 3.12: ids.rs, `int`, says why that is safe). Were the table's ints not kept
+# (ids.rs, `keep_forever` and `int`, say why that is safe). Were the table's ints not kept
 # above every count they see, the first list freed would free them and the next list would
 # hand out freed objects: under the debug allocator their memory is overwritten when freed,
 # so the values below would be wrong or the child would crash.

@@ -95,27 +95,47 @@ fn table() -> &'static [AtomicPtr<ffi::PyObject>] {
     })
 }
 
-/// What a tabled `int`'s reference count is raised by when it enters [`table`], where the
-/// binding's lists take it without an increment (CPython before 3.12, see [`int`]).
-#[cfg(not(any(Py_3_12, Py_LIMITED_API, Py_GIL_DISABLED, PyPy, GraalPy)))]
-const NEVER_FREED: ffi::Py_ssize_t = 1 << 62;
+/// Whether a listed `int` takes a reference-count increment: only where its count is not ours
+/// to set ([`keep_forever`]): the limited API, the free-threaded build, PyPy, GraalPy and 32-bit
+/// builds (whose counts for objects that never die differ from version to version).
+const COUNTED: bool = cfg!(any(Py_LIMITED_API, Py_GIL_DISABLED, PyPy, GraalPy, not(target_pointer_width = "64")));
+
+/// Sets the reference count of an `int` entering [`table`] so that it is never freed, whatever
+/// lists that took it without an increment give back when they die (see [`int`]). Before
+/// CPython 3.12 the count is a plain integer that every reference adds one to and takes one
+/// from: it is raised by 2^62, and zero would then take 2^62 items listed (at a billion a
+/// second, 146 years). From 3.12 on (PEP 683) a count whose low 32 bits read as a negative
+/// `int32` marks an immortal object, which no increment or decrement changes for good: the
+/// count becomes 3 << 30, 3.14's own count for new immortal objects (3.12 and 3.13 use 2^32 - 1;
+/// both test the same bit). An `int` that is already immortal (3.12's small ints, which
+/// `PyLong_FromUnsignedLong` returns for 0-256) is left as it is.
+#[inline(never)]
+unsafe fn keep_forever(obj: *mut ffi::PyObject) {
+    #[cfg(not(any(Py_3_12, Py_LIMITED_API, Py_GIL_DISABLED, PyPy, GraalPy, not(target_pointer_width = "64"))))]
+    {
+        (*obj).ob_refcnt += 1 << 62;
+    }
+    #[cfg(all(Py_3_12, not(any(Py_LIMITED_API, Py_GIL_DISABLED, PyPy, GraalPy, not(target_pointer_width = "64")))))]
+    {
+        let count = &mut (*obj).ob_refcnt.ob_refcnt;
+        if (*count as i32) >= 0 {
+            *count = 3 << 30;
+        }
+    }
+    let _ = obj;
+}
 
 /// The `int` for `id`, as a new reference (or null with a Python error set).
 ///
-/// Before CPython 3.12 a tabled `int` is returned without an increment of its reference count.
-/// Why: the increment is a write to the `int` object, a line of its own for each distinct id,
-/// and it was half of building a list (list minus numpy output, warm, o200k, 1.5 MB, medians of
-/// six processes: en 0.57 -> 0.37 ms, code 0.69 -> 0.43, de 0.94 -> 0.52, tr 0.93 -> 0.39).
-/// Why it is safe: there the count is a plain integer that every other reference adds one to
-/// and takes one from, and an item of ours, never added, is taken off once when its list dies.
-/// The count is raised by [`NEVER_FREED`] (2^62) when the `int` enters the table, so it is
-/// always the true number of references plus 2^62 less the items of ours ever listed: zero
-/// would take 2^62 items listed (at a billion a second, 146 years). The `int` is never freed,
-/// as the table, which lives as long as the process, would not free it anyway.
-/// CPython 3.11 gives its own static objects (the small ints among them) a count of 999,999,999
-/// so that they never reach zero, and 3.12 makes such counts official (PEP 683, immortal
-/// objects); there, and where the object's layout is not this one (the limited API, the
-/// free-threaded build, PyPy), the increment stays. The one visible difference is what
+/// A tabled `int` is returned without an increment of its reference count (unless
+/// [`COUNTED`]): its count was set by [`keep_forever`] when it entered the table, so no
+/// number of lists freed can bring it to zero. Why: the increment is a write to the `int`
+/// object, a line of its own for each distinct id, and it was half of building a list (list
+/// minus numpy output, warm, o200k, 1.5 MB, CPython 3.11, medians of six processes: en 0.57 ->
+/// 0.37 ms, code 0.69 -> 0.43, de 0.94 -> 0.52, tr 0.93 -> 0.39). CPython 3.11 gives its own
+/// static objects (the small ints among them) a count of 999,999,999 so that they never reach
+/// zero, and 3.12 makes such objects official. The `int` is never freed, as the table, which
+/// lives as long as the process, would not free it anyway. The one visible difference is what
 /// `sys.getrefcount` says of such an `int`.
 ///
 /// Safety: the GIL is held (the atomics make a race between two threads attached to the
@@ -134,10 +154,7 @@ unsafe fn int(slots: &[AtomicPtr<ffi::PyObject>], id: u32) -> *mut ffi::PyObject
         // The reference `fresh` came with is the table's.
         p = match slot.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => {
-                #[cfg(not(any(Py_3_12, Py_LIMITED_API, Py_GIL_DISABLED, PyPy, GraalPy)))]
-                {
-                    (*fresh).ob_refcnt += NEVER_FREED;
-                }
+                keep_forever(fresh);
                 fresh
             }
             Err(other) => {
@@ -146,8 +163,9 @@ unsafe fn int(slots: &[AtomicPtr<ffi::PyObject>], id: u32) -> *mut ffi::PyObject
             }
         };
     }
-    #[cfg(any(Py_3_12, Py_LIMITED_API, Py_GIL_DISABLED, PyPy, GraalPy))]
-    ffi::Py_INCREF(p);
+    if COUNTED {
+        ffi::Py_INCREF(p);
+    }
     p
 }
 
