@@ -105,9 +105,10 @@ const COUNTED: bool = cfg!(any(Py_LIMITED_API, Py_GIL_DISABLED, PyPy, GraalPy, n
 /// CPython 3.12 the count is a plain integer that every reference adds one to and takes one
 /// from: it is raised by 2^62, and zero would then take 2^62 items listed (at a billion a
 /// second, 146 years). From 3.12 on (PEP 683) a count whose low 32 bits read as a negative
-/// `int32` marks an immortal object, which no increment or decrement changes for good: the
-/// count becomes 3 << 30, 3.14's own count for new immortal objects (3.12 and 3.13 use 2^32 - 1;
-/// both test the same bit). An `int` that is already immortal (3.12's small ints, which
+/// `int32` marks an immortal object: decrements leave it alone (and 3.12's and 3.13's
+/// increments raise it at most to 2^32 - 1, still immortal). The count becomes 3 << 30, 3.14's
+/// own count for new immortal objects (3.12 and 3.13 start theirs at 2^32 - 1; all three test
+/// the same bit). An `int` that is already immortal (3.12's small ints, which
 /// `PyLong_FromUnsignedLong` returns for 0-256) is left as it is.
 #[inline(never)]
 unsafe fn keep_forever(obj: *mut ffi::PyObject) {
