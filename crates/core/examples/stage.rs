@@ -7,6 +7,8 @@
 //! Every timed run starts with no kept piece cache unless STAGE_WARM is set.
 //! STAGE_GAP_MS=n sleeps n ms before each timed run: the tables are then partly out of the
 //! CPU's caches, as when a call follows other work (benchmarks/encode.py interleaves libraries).
+//! STAGE_EVICT_MB=n writes n MB before each timed run, emptying the caches as other libraries'
+//! work does between our calls in the benchmark (a pause alone leaves most lines in place).
 use bytepair_core::formats::bpe2;
 use bytepair_core::pretokenize::{patterns, Pretokenizer};
 use bytepair_core::{Encoder, SpecialFilter};
@@ -38,7 +40,7 @@ fn main() {
     // STAGE_WARM=1 lets each run reuse the pieces the thread kept from the one before (a
     // stream of documents); by default every run starts cold, as a single text would.
     let cold = std::env::var_os("STAGE_WARM").is_none();
-    let gap = Gap::from_env();
+    let mut gap = Gap::from_env();
     if let Some(max) = args.get(6).map(|s| s.parse::<usize>().unwrap()) {
         let mut m = max.min(text.len());
         while !text.is_char_boundary(m) {
@@ -126,17 +128,23 @@ fn main() {
     println!("{} {} {}: best {:.1} MB/s ({sink})", args[2], args[3], args[4], text.len() as f64 / 1e6 / best);
 }
 
-/// The pause before each timed run (`STAGE_GAP_MS`), none by default.
-struct Gap(Option<std::time::Duration>);
+/// What happens before each timed run: a pause (`STAGE_GAP_MS`) and writes that push the tables
+/// out of the caches (`STAGE_EVICT_MB`), neither by default.
+struct Gap(Option<std::time::Duration>, Vec<u8>);
 
 impl Gap {
     fn from_env() -> Self {
-        Gap(std::env::var("STAGE_GAP_MS").ok().map(|s| std::time::Duration::from_millis(s.parse().unwrap())))
+        let mb: usize = std::env::var("STAGE_EVICT_MB").map_or(0, |s| s.parse().unwrap());
+        Gap(std::env::var("STAGE_GAP_MS").ok().map(|s| std::time::Duration::from_millis(s.parse().unwrap())), vec![0; mb << 20])
     }
 
-    fn pause(&self) {
+    fn pause(&mut self) {
         if let Some(d) = self.0 {
             std::thread::sleep(d);
         }
+        for (i, line) in self.1.chunks_mut(64).enumerate() {
+            line[0] = line[0].wrapping_add(i as u8);
+        }
+        std::hint::black_box(&self.1);
     }
 }
