@@ -22,8 +22,9 @@
 //! of the letter; a letter in both of o200k's sets is a `W`, see [`TB_OTHER`]), `D` digits,
 //! `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte, control characters
 //! included; a mark is `P` for cl100k and GPT-2 and a `W` for o200k, see [`TB_MARK`]), `SP`
-//! the space, `T` the other non-newline whitespace (`\t`, `\x0b`, `\x0c`),
-//! `NL` (`\r`, `\n`). Everything else (other non-ASCII, and `'`
+//! the space, `T` the other whitespace but newlines (`\t`, `\x0b`, `\x0c`, and the two- and
+//! three-byte ones such as the no-break space: see [`TB_SPACE`]), `NL` (`\r`, `\n`).
+//! Everything else (other non-ASCII, and `'`
 //! before a letter a contraction may start with, unless a space or punctuation precedes it
 //! or the contraction follows a letter: see [`classify_rare`]) is *complex*. A contraction
 //! after a letter has masks of its own, which [`starts`] applies per grammar. The window
@@ -77,11 +78,13 @@ pub struct Classes {
     /// Every byte of a punctuation character.
     pub punct: u64,
     /// The first bytes of the two- and three-byte punctuation characters (marks included, see
-    /// `other`).
-    pub punct2: u64,
-    pub punct3: u64,
+    /// `other`) and whitespace characters ([`TB_SPACE`]): what a piece's one-character prefix
+    /// spans, and where a run's last character begins.
+    pub lead2: u64,
+    pub lead3: u64,
     pub space: u64,
-    /// `\t`, `\x0b`, `\x0c`.
+    /// `\t`, `\x0b`, `\x0c`, and every byte of the two- and three-byte whitespace
+    /// ([`TB_SPACE`]).
     pub tab: u64,
     /// `\r`, `\n`.
     pub newline: u64,
@@ -145,8 +148,8 @@ fn contraction_at(w: &[u8; 64], k: usize) -> Option<usize> {
 
 /// [`TWO_BYTE`] and [`THREE_BYTE`] entries: an o200k-upper letter (`\p{L}`, in UP and not in
 /// LO), an o200k-lower one (in LO, not UP), punctuation that is no mark (`[^\s\p{L}\p{N}]`,
-/// neither UP nor LO), a letter in both sets ([`TB_OTHER`]), or a mark ([`TB_MARK`]).
-/// Anything else (0: numbers, whitespace) is complex.
+/// neither UP nor LO), a letter in both sets ([`TB_OTHER`]), a mark ([`TB_MARK`]), or
+/// whitespace ([`TB_SPACE`]). Anything else (0: numbers) is complex.
 const TB_UPPER: u8 = 1;
 const TB_LOWER: u8 = 2;
 const TB_PUNCT: u8 = 4;
@@ -166,8 +169,8 @@ const TB_OTHER: u8 = 8;
 /// mark is read as a letter in both sets ([`TB_OTHER`]) in every case but one: o200k's
 /// punctuation alternative (` ?[^\s\p{L}\p{N}]+`) takes marks too, so a punctuation run that
 /// reaches a mark goes on through it, where it would stop before a letter (`!!ा` is one piece,
-/// `!!क` two). A mark is classified as punctuation (with its first byte in `punct2` /
-/// `punct3`) and put in [`Classes::other`], where no letter of one case is; [`o200k_marks`]
+/// `!!क` two). A mark is classified as punctuation (with its first byte in `lead2` /
+/// `lead3`) and put in [`Classes::other`], where no letter of one case is; [`o200k_marks`]
 /// turns it into a both-set letter for o200k, complex right after punctuation. (After a
 /// single punctuation character that starts a piece, o200k's first alternative takes the
 /// character as its prefix and the mark as a letter, so the run is not reached; the rule is
@@ -176,6 +179,17 @@ const TB_OTHER: u8 = 8;
 /// window of such text fell to the scalar scanner (Hindi words: a split of about 105 MB/s for
 /// cl100k, whose pieces there are a character or two long; about 690 now).
 const TB_MARK: u8 = 16;
+/// Whitespace other than `\r` and `\n` (`\s`; U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028,
+/// U+2029, U+202F, U+205F, U+3000), which every pattern here reads as it reads a tab: no
+/// rule names a character of `\s` but the ASCII space and the newlines. Such a character is
+/// `tab` in all its bytes, with its first byte in `lead2` / `lead3`, so that a run ending in
+/// one gives back the whole character (`\s+(?!\S)`) and, as a prefix, it takes the letter
+/// after its last byte. Why: French puts a no-break space before `;:!?»` and after `«`, and
+/// zh-fortunes.txt has 8,703 of them (indents) in its first 1.5 MB; each made its window end
+/// there (and [`complex_soon`] skipped the windows near one), leaving its pieces to the scalar
+/// scanner. The two-byte ones are marked by [`classify_rare`] (leads `0xc2`), the
+/// three-byte ones by [`classify_three`] from [`THREE_BYTE`].
+const TB_SPACE: u8 = 32;
 
 /// The block path's class of every code point below U+0800, built at compile time from the
 /// same flag table as the scalar scanners, indexed by the code point, which for a two-byte
@@ -203,6 +217,8 @@ const fn block_class(cp: u32) -> u8 {
         TB_LOWER
     } else if f & (L | N | S | UP | LO) == 0 {
         TB_PUNCT
+    } else if f & (L | N | UP | LO) == 0 && cp != '\r' as u32 && cp != '\n' as u32 {
+        TB_SPACE
     } else {
         0
     }
@@ -254,8 +270,8 @@ fn code_point3(b0: u8, b1: u8, b2: u8) -> usize {
 /// The three-byte characters at `leads` (leads `0xe0`-`0xef` but `0xe1` before `b8`-`bb`,
 /// which [`classify_latin_additional`] takes, each followed by two continuation bytes, at bits
 /// up to 61), from [`THREE_BYTE`], as [`classify_two_byte`] does for two bytes: all three
-/// bytes get the class, punctuation also marks its first byte in `punct3`, and a letter in both of
-/// o200k's sets is lower-case and in `other`. Each lead's class is written to a byte array at
+/// bytes get the class (whitespace: `tab`), punctuation and whitespace also mark their first
+/// byte in `lead3`, and a letter in both of o200k's sets is lower-case and in `other`. Each lead's class is written to a byte array at
 /// its place and the masks are read off the array with compares: a CJK window has about
 /// twenty such characters, and four variable shifts each (the two-byte loop's form) made the
 /// classification cost more than the scalar scanner it replaced.
@@ -271,29 +287,31 @@ fn classify_three(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
         // k <= 61: the masks only spare the bounds checks.
         codes[k] = THREE_BYTE[code_point3(w[k], w[(k + 1) & 63], w[(k + 2) & 63])];
     }
-    let [up, lo, p, o, m] = code_masks(&codes);
+    let [up, lo, p, o, m, sp] = code_masks(&codes);
     let lo = lo | o;
     c.upper |= up | up << 1 | up << 2;
     c.lower |= lo | lo << 1 | lo << 2;
     // Marks: punctuation, and in `other` (see `TB_MARK`).
     let (p, o) = (p | m, o | m);
     c.punct |= p | p << 1 | p << 2;
-    c.punct3 |= p;
     c.other |= o | o << 1 | o << 2;
+    c.tab |= sp | sp << 1 | sp << 2;
+    c.lead3 |= p | sp;
 }
 
-/// The places of `codes` holding [`TB_UPPER`], [`TB_LOWER`], [`TB_PUNCT`], [`TB_OTHER`] and
-/// [`TB_MARK`].
+/// The places of `codes` holding [`TB_UPPER`], [`TB_LOWER`], [`TB_PUNCT`], [`TB_OTHER`],
+/// [`TB_MARK`] and [`TB_SPACE`].
 #[inline(always)]
-fn code_masks(codes: &[u8; 64]) -> [u64; 5] {
+fn code_masks(codes: &[u8; 64]) -> [u64; 6] {
+    const CLASSES: [u8; 6] = [TB_UPPER, TB_LOWER, TB_PUNCT, TB_OTHER, TB_MARK, TB_SPACE];
     #[cfg(target_arch = "x86_64")]
     {
-        let mut m = [0u64; 5];
+        let mut m = [0u64; 6];
         for q in 0..4 {
             // Safety: SSE2 is part of x86-64; the load reads bytes 16q..16q + 16 of `codes`.
             unsafe {
                 let v = std::arch::x86_64::_mm_loadu_si128(codes.as_ptr().add(16 * q).cast());
-                for (mask, class) in m.iter_mut().zip([TB_UPPER, TB_LOWER, TB_PUNCT, TB_OTHER, TB_MARK]) {
+                for (mask, class) in m.iter_mut().zip(CLASSES) {
                     *mask |= (sse2::eq(v, class) as u64) << (16 * q);
                 }
             }
@@ -302,9 +320,9 @@ fn code_masks(codes: &[u8; 64]) -> [u64; 5] {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let mut m = [0u64; 5];
+        let mut m = [0u64; 6];
         for (k, &e) in codes.iter().enumerate() {
-            for (mask, class) in m.iter_mut().zip([TB_UPPER, TB_LOWER, TB_PUNCT, TB_OTHER, TB_MARK]) {
+            for (mask, class) in m.iter_mut().zip(CLASSES) {
                 *mask |= ((e == class) as u64) << k;
             }
         }
@@ -354,7 +372,7 @@ fn classify_emoji(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
 /// The first byte of each letter right after one of the emoji whose first bytes are `firsts`:
 /// complex. An emoji that starts a piece is the optional first character of cl100k's and
 /// o200k's letter alternatives (`[^\r\n\p{L}\p{N}]?`), and the rules of [`starts`] find the
-/// letter it takes from the byte after the prefix's first (`punct2` and `punct3` for two- and
+/// letter it takes from the byte after the prefix's first (`lead2` and `lead3` for two- and
 /// three-byte ones). Four-byte ones are not given that mask: the term it would add to every
 /// window's rules cost 1.5-3% of English and Ukrainian warm encodes (`stage`, five pairs), and
 /// an emoji right before a letter is rare (chat writes one after a word or before a space).
@@ -401,7 +419,7 @@ fn classify_latin_additional(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
 
 /// The two-byte characters with leads `0xc4`-`0xdf` (bits `leads`), from [`TWO_BYTE`], with
 /// no branch on the class: both bytes of a letter get its class, punctuation also marks its
-/// first byte in `punct2`, and a letter in both of o200k's sets is lower-case and in `other`.
+/// first byte in `lead2`, and a letter in both of o200k's sets is lower-case and in `other`.
 /// A lead at bit 63 (its continuation outside the window) or before a byte that is no
 /// continuation stays complex.
 #[inline(always)]
@@ -426,13 +444,13 @@ fn classify_two_byte(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
     // Marks: punctuation, and in `other` (see `TB_MARK`).
     let (p, o) = (p | m, o | m);
     c.punct |= p | p << 1;
-    c.punct2 |= p;
+    c.lead2 |= p;
     c.other |= o | o << 1;
 }
 
 /// The classes no SIMD compare finds cheaply, one byte at a time (they are rare): apostrophes
-/// (punctuation, or complex where a contraction may follow), and two- and three-byte
-/// punctuation. `c` holds the other classes so far (the space, and the punctuation found before
+/// (punctuation, or complex where a contraction may follow), two- and three-byte punctuation,
+/// and the two-byte whitespace (U+0085, U+00A0: [`TB_SPACE`]). `c` holds the other classes so far (the space, and the punctuation found before
 /// this: ASCII, two- and three-byte); `apos` and `leads` (`0xc2`, `0xe2` bytes) come from the
 /// caller's compares.
 #[inline(always)]
@@ -486,10 +504,13 @@ fn classify_rare(w: &[u8; 64], c: &mut Classes, apos: u64, mut leads: u64) {
         leads &= leads - 1;
         if w[k] == 0xc2 && k < 63 && (0xa0..=0xbf).contains(&w[k + 1]) && C2_PUNCT >> (w[k + 1] - 0xa0) & 1 != 0 {
             c.punct |= 3 << k;
-            c.punct2 |= 1 << k;
+            c.lead2 |= 1 << k;
+        } else if w[k] == 0xc2 && k < 63 && (w[k + 1] == 0xa0 || w[k + 1] == 0x85) {
+            c.tab |= 3 << k;
+            c.lead2 |= 1 << k;
         } else if w[k] == 0xe2 && k < 62 && w[k + 1] == 0x80 && (0x80..=0xbf).contains(&w[k + 2]) && E280_PUNCT >> (w[k + 2] - 0x80) & 1 != 0 {
             c.punct |= 7 << k;
-            c.punct3 |= 1 << k;
+            c.lead3 |= 1 << k;
         }
     }
 }
@@ -558,13 +579,13 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
     }
     c.complex |= emoji_before_letter(&c, emoji);
     classify_rare(w, &mut c, apos, leads);
-    c.complex |= high & !c.punct;
+    c.complex |= high & !(c.punct | c.tab);
     c
 }
 
 /// Marks the `len` bytes of a character at bit `k` by its class in `TWO_BYTE` (two bytes) or
 /// `THREE_BYTE` (three): a letter's case (a letter in both of o200k's sets also in `other`),
-/// or punctuation or a mark with its first byte in `punct2` / `punct3`;
+/// or punctuation, a mark or whitespace (`tab`) with its first byte in `lead2` / `lead3`;
 /// any other class leaves it for the scalar scanner (`high`).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
@@ -583,9 +604,17 @@ fn mark_char(c: &mut Classes, high: &mut u64, class: u8, k: usize, len: u32) {
                 c.other |= bytes;
             }
             if len == 2 {
-                c.punct2 |= 1 << k;
+                c.lead2 |= 1 << k;
             } else {
-                c.punct3 |= 1 << k;
+                c.lead3 |= 1 << k;
+            }
+        }
+        TB_SPACE => {
+            c.tab |= bytes;
+            if len == 2 {
+                c.lead2 |= 1 << k;
+            } else {
+                c.lead3 |= 1 << k;
             }
         }
         _ => *high |= bytes,
@@ -696,12 +725,19 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
         slash: m.slash,
         ..Classes::default()
     };
+    // A window of ASCII with no apostrophe (most of English and code) has no class left to
+    // find: each step below would find its masks empty. Returning here kept the thirtieth
+    // pass's wider whitespace rules from costing such windows (`stage ... encode`, o200k, warm,
+    // five alternated pairs: en 0.95 and de 0.96 without it, 1.00 and 0.99 with it).
+    if m.high | m.apos == 0 {
+        return c;
+    }
     classify_two_byte(w, &mut c, m.leads2);
     classify_latin_additional(w, &mut c, m.e1);
     classify_three(w, &mut c, m.e3);
     classify_emoji(w, &mut c, m.f0);
     classify_rare(w, &mut c, m.apos, m.leads);
-    c.complex |= m.high & !(c.upper | c.lower | c.punct);
+    c.complex |= m.high & !(c.upper | c.lower | c.punct | c.tab);
     c
 }
 
@@ -925,9 +961,9 @@ fn marks(c: &Classes) -> u64 {
 #[inline(always)]
 fn o200k_marks(c: &Classes, mark: u64) -> Classes {
     let punct = c.punct & !mark;
-    // A mark's first byte (in `punct2` or `punct3`, which the rules then read only where
+    // A mark's first byte (in `lead2` or `lead3`, which the rules then read only where
     // `punct` is set, never at a mark) right after punctuation.
-    let after_punct = mark & (c.punct2 | c.punct3) & (punct << 1);
+    let after_punct = mark & (c.lead2 | c.lead3) & (punct << 1);
     Classes { lower: c.lower | mark, punct, complex: c.complex | after_punct, ..*c }
 }
 
@@ -939,9 +975,31 @@ fn o200k_marks(c: &Classes, mark: u64) -> Classes {
 #[inline(always)]
 fn starts_r50k(c: &Classes, letter: u64, ws: u64) -> u64 {
     let runs = (letter & !(letter << 1)) | (c.digit & !(c.digit << 1)) | (c.punct & !(c.punct << 1));
-    let last = ws & !(ws >> 1);
+    let last = last_characters(c, ws, ws & !(ws >> 1));
     let ws_starts = (ws & !(ws << 1)) | (last & (ws << 1));
     1 | ws_starts | (runs & !(c.space << 1))
+}
+
+/// The first byte of the character that ends at each bit of `ends` (the last bytes of
+/// whitespace runs; `ws` is the whitespace): the bit itself, or the lead of the two- or
+/// three-byte whitespace character it ends ([`TB_SPACE`]). So `\s+(?!\S)` gives back a whole
+/// character, and a run of one such character, two or three bytes, is one character.
+#[inline(always)]
+fn last_characters(c: &Classes, ws: u64, ends: u64) -> u64 {
+    if (c.lead2 | c.lead3) & c.tab == 0 {
+        ends
+    } else {
+        wide_last_characters(c.lead2, c.lead3, ws, ends)
+    }
+}
+
+/// [`last_characters`] where the window has two- or three-byte whitespace: out of the
+/// encoder's loop, which every other window runs.
+#[inline(never)]
+fn wide_last_characters(lead2: u64, lead3: u64, ws: u64, ends: u64) -> u64 {
+    let end2 = ends & ws & lead2 << 1;
+    let end3 = ends & ws & lead3 << 2;
+    (ends & !(end2 | end3)) | end2 >> 1 | end3 >> 2
 }
 
 /// o200k's and cl100k's rules (the module docs).
@@ -965,15 +1023,15 @@ fn starts_gpt4(c: &Classes, grammar: Grammar, letter: u64, st: u64, ws: u64) -> 
         ((a.wrapping_add(first) ^ a) & a).reverse_bits()
     };
     let tail_starts = tail & !(tail << 1);
-    let before_last = tail & (tail << 1) & !(ws >> 1);
+    let before_last = last_characters(c, ws, tail & !(ws >> 1)) & (tail << 1);
     let ws_starts = run_starts | tail_starts | before_last;
 
     // 2. Letters, after the prefixes that take them.
     let prefix_starts = punct_starts | (ws_starts & st);
     // The prefix is one character: a two- or three-byte one takes the letter after its last byte
     // (a letter after a four-byte one is complex, see `emoji_before_letter`).
-    let multi = c.punct2 | c.punct3;
-    let takes_next = (prefix_starts & !multi) << 1 | (prefix_starts & c.punct2) << 2 | (prefix_starts & c.punct3) << 3;
+    let multi = c.lead2 | c.lead3;
+    let takes_next = (prefix_starts & !multi) << 1 | (prefix_starts & c.lead2) << 2 | (prefix_starts & c.lead3) << 3;
     let letter_runs = letter & !(letter << 1);
     let mut letter_starts = letter_runs & !takes_next;
     if grammar == Grammar::O200k {
@@ -1005,7 +1063,8 @@ const SOON: usize = 15;
 
 /// Whether one of the first [`SOON`] bytes of `w` starts a character [`classify`] always
 /// calls complex: one of four bytes outside U+1F000-U+1FFFF (the rarer CJK ideographs,
-/// mathematical letters; [`EMOJI`] has the emoji), or the no-break space (`c2 a0`).
+/// mathematical letters; [`EMOJI`] has the emoji). (Until the thirtieth pass the no-break
+/// space too, which [`TB_SPACE`] now classifies.)
 ///
 /// Why: a window yields only the pieces that end before its first complex byte, and none when
 /// whitespace runs up to it (`"    │"`, `" Debian 😀"`: the run may go on), and a window that
@@ -1043,11 +1102,9 @@ fn bytes_in(w: &[u8; 64], lo: u8, hi: u8) -> u32 {
 /// so the byte after a lead is bit `k + 1`).
 #[inline(always)]
 fn soon_from(eq: impl Fn(u8) -> u32, range: impl Fn(u8, u8) -> u32) -> bool {
-    let first = (1 << SOON) - 1;
-    let lead4 = range(0xf0, 0xff) & first;
-    let nbsp = eq(0xc2) & eq(0xa0) >> 1;
+    let lead4 = range(0xf0, 0xff) & ((1 << SOON) - 1);
     // `f0 9f` (emoji) is classified: looked for only once a four-byte lead is there.
-    (lead4 != 0 && lead4 & !(eq(0xf0) & eq(0x9f) >> 1) != 0) || nbsp & first != 0
+    lead4 != 0 && lead4 & !(eq(0xf0) & eq(0x9f) >> 1) != 0
 }
 
 /// Calls `f(start, end)` for each piece of `text` from byte `range.start` (a piece start) until
@@ -1135,20 +1192,27 @@ mod tests {
         // U+1F000-U+1FFFF; before no letter (see `emoji_before_letter`).
         "😀 ", "😂!", "👍🏽 ", "🙏\n", "🔥🔥 ", "👨\u{200d}👩\u{200d}👧 ", "🇩🇪,", "a😀 ", " 😀.", "5😀 ", "😀'",
         "\u{1f000} ", "\u{1fbca}-", "\u{1ffff} ", "🄰 ",
+        // Whitespace of two and three bytes (`TB_SPACE`), alone, in runs with the space, tab
+        // and newlines, before and after letters, digits, punctuation, apostrophes and marks:
+        // French's `mot ;` and `« mot »`, numbers grouped by a no-break space, the
+        // ideographic space in CJK text.
+        "\u{a0}", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}", "\u{2003}", "\u{200a}", "\u{205f}",
+        "\u{3000}", "\u{1680}", "mot\u{a0};", "«\u{a0}mot\u{a0}»", "10\u{a0}000", "\u{a0}\u{a0}x", " \u{a0}A",
+        "\u{a0} a", "\u{a0}\n", "\n\u{a0}", "\u{a0}\t", ".\u{a0}", "\u{a0}'s", "\u{a0}'x", "\u{202f}!", "\u{3000}中",
+        "中\u{3000}", "\u{3000}「", "\u{2003}\u{a0}\u{3000}", "\u{a0}д", "\u{a0}\u{301}", "\u{a0}😀", "x\u{85}\r\n",
     ];
     const COMPLEX: &[&str] = &[
-        "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}",
-        "\u{2003}", "中", "ǅ", "ʰ", "Ω", "٣", "€",
+        "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "中", "ǅ", "ʰ", "Ω", "٣", "€",
         // Two-byte characters the table leaves complex: numbers (Arabic-Indic digits); and
         // `'` before `ſ` or a three-byte letter.
         "߁", "'中", "'ạ", "٣",
-        // Three-byte characters the table leaves complex: whitespace, numbers (Devanagari's
-        // and Thai's digits too); a letter in both of o200k's sets or a mark before an
-        // upper-case one (see `TB_OTHER`), and a mark after punctuation (see `TB_MARK`).
-        "\u{3000}", "０", "〇", "①", "५", "๕", "東A", "東Ab", "のД",
-        // With the lead `0xe1`: Myanmar's, Khmer's and Ethiopic's digits, the Ogham space, a
-        // Myanmar letter (both sets) before an upper-case Georgian one.
-        "၁", "១", "፩", "\u{1680}", "ကᲐ",
+        // Three-byte characters the table leaves complex: numbers (Devanagari's and Thai's
+        // digits too); a letter in both of o200k's sets or a mark before an upper-case one
+        // (see `TB_OTHER`), and a mark after punctuation (see `TB_MARK`).
+        "０", "〇", "①", "५", "๕", "東A", "東Ab", "のД",
+        // With the lead `0xe1`: Myanmar's, Khmer's and Ethiopic's digits, a Myanmar letter
+        // (both sets) before an upper-case Georgian one.
+        "၁", "១", "፩", "ကᲐ",
         // Four-byte characters outside U+1F000-U+1FFFF, and the numbers in it (`No`, `Nd`); an
         // emoji right before a letter (see `emoji_before_letter`).
         "𝐀", "𝐚", "𠀀", "𐐀", "🄁", "\u{1f10c}", "\u{1fbf9}", "'😀", "😀a", "A😀b", "😀Ab", "😀д",
@@ -1233,7 +1297,7 @@ mod tests {
     /// point `cp` make it (the definition both table tests hold the tables to).
     fn entry_fits(e: u8, f: u8, cp: u32) -> bool {
         use crate::pretokenize::scan::is_punct;
-        use crate::pretokenize::unicode::{L, LO, UP};
+        use crate::pretokenize::unicode::{L, LO, N, S, UP};
         let case = f & (UP | LO);
         match e {
             TB_UPPER => f & L != 0 && case == UP,
@@ -1241,7 +1305,8 @@ mod tests {
             TB_OTHER => f & L != 0 && case == UP | LO,
             TB_PUNCT => is_punct(f) && case == 0,
             TB_MARK => is_punct(f) && case == UP | LO,
-            0 => f & L == 0 && !(is_punct(f) && case == 0) && case != UP | LO,
+            TB_SPACE => f & S != 0 && f & (L | N) == 0 && case == 0,
+            0 => f & (L | S) == 0 && !(is_punct(f) && case == 0) && case != UP | LO,
             e => panic!("U+{cp:04X}: entry {e}"),
         }
     }
@@ -1277,7 +1342,7 @@ mod tests {
     #[test]
     fn three_byte_table_matches_the_class_table() {
         use crate::pretokenize::unicode::flags;
-        let mut count = [0u32; TB_MARK as usize + 1];
+        let mut count = [0u32; TB_SPACE as usize + 1];
         for cp in 0x800..0x10000u32 {
             let f = flags(cp);
             let e = THREE_BYTE[cp as usize];
@@ -1297,6 +1362,11 @@ mod tests {
             assert_eq!(THREE_BYTE[cp as usize], TB_MARK, "U+{cp:04X}");
         }
         assert!(count[TB_OTHER as usize] > 40_000 && count[TB_PUNCT as usize] > 5_000, "{count:?}");
+        // The whitespace: U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+        assert_eq!(count[TB_SPACE as usize], 17, "{count:?}");
+        for cp in (0x2000..=0x200a).chain([0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]) {
+            assert_eq!(THREE_BYTE[cp as usize], TB_SPACE, "U+{cp:04X}");
+        }
         assert!(count[TB_UPPER as usize] > 500 && count[TB_LOWER as usize] > 500, "{count:?}");
     }
 
@@ -1436,11 +1506,12 @@ mod tests {
             }
         }
         // It does skip: the four-byte leads (`0xf0` and up, but `f0 9f`, `EMOJI`'s) at every
-        // position looked at, and the no-break space; no three-byte character.
-        assert_eq!(skipped, 5 * 16 * 64 * 64 - 5 * 64 + 5 * 64);
+        // position looked at; no two- or three-byte character (the no-break space is
+        // whitespace in the window, `TB_SPACE`).
+        assert_eq!(skipped, 5 * 16 * 64 * 64 - 5 * 64);
         let mut w = [b'a'; 64];
         w[3..5].copy_from_slice(&[0xc2, 0xa0]);
-        assert!(complex_soon(&w));
+        assert!(!complex_soon(&w));
         w[3..6].copy_from_slice("—".as_bytes());
         assert!(!complex_soon(&w));
         w[3..6].copy_from_slice("ạ".as_bytes());
@@ -1638,6 +1709,21 @@ mod tests {
             " 👨\u{200d}💻 ", "🇩🇪 ", "💯 ", " 🤔? ",
         ];
         takes_the_block_path(&words_and_separators(0x0ddb_a11c_afe0_0004, &words, &seps));
+    }
+
+    /// French as it is typeset (a no-break space before `:;!?`, inside `« »` and between a
+    /// number and its unit, a narrow one before `;`), and Chinese and Japanese with the
+    /// ideographic space and no-break-space indents (zh-fortunes.txt's): the same pieces as the
+    /// scalar scanners, and nearly all from the masks ([`TB_SPACE`]; all of these were complex
+    /// until the thirtieth pass).
+    #[test]
+    fn wide_spaces_take_the_block_path() {
+        let words = ["Bonjour", "le", "monde", "Qu'est-ce", "que", "c'est", "l'été", "Ça", "va", "très", "bien", "100", "km"];
+        let seps = [" ", " ", " ", "\u{a0}: ", "\u{a0}! ", " «\u{a0}", "\u{a0}» ", "\u{a0}? ", "\u{202f}; ", "\u{a0}", ", ", ".\n"];
+        takes_the_block_path(&words_and_separators(0x0ddb_a11c_afe0_0005, &words, &seps));
+        let words = ["什么是", "Debian", "项目", "是一个由个人组成的团体", "日本語", "の", "テキスト", "です", "2024年"];
+        let seps = ["\u{3000}", "\u{3000}", "。\n\u{a0}\u{a0}\u{a0} ", "，", " ", "\n\u{3000}", "\u{2003}", "、"];
+        takes_the_block_path(&words_and_separators(0x0ddb_a11c_afe0_0006, &words, &seps));
     }
 
     /// About 100 KB of phrases, each one to `most` groups of a random entry of every list of
