@@ -93,11 +93,11 @@ PLAIN = (
     + ["😀", " 😂", "👍🏽", "🔥🔥🔥", "👨\u200d👩\u200d👧", "🇩🇪", "❤\ufe0f", "😀a", "😀Ab", " 🙏Thanks", "5🎉", "'😀",
        "😀's", "🤔'll", "\U0001f000", "\U0001ffff", "🄁", "\U0001fbf9", "𝐀"]
     # whitespace of two and three bytes, which the block path reads as it reads a tab: French's
-    # no-break spaces before `;:!?»` and after `«`, numbers grouped by one, the ideographic
-    # space, in runs with ASCII whitespace and newlines, before apostrophes, Cyrillic, emoji
+    # no-break spaces before `;:!?»` and after `«`, numbers grouped by one, spaces in CJK, in
+    # runs with ASCII whitespace and newlines, before apostrophes, Cyrillic, emoji
     + ["\u00a0", " \u00a0", "\u00a0 ", "mot\u00a0;", "«\u00a0mot\u00a0»", "10\u00a0000", "\u00a0\u00a0x", "\u00a0\n",
-       "\n\u00a0", "\u202f!", "\u2009", "\u2003\u3000", "\u3000中", "\u00a0's", "\u00a0'x", "\u00a0д", "\x85",
-       "\u2028", "\u205f", "\u00a0😀", "\u1680A"]
+       "\n\u00a0", "\u202f!", "\u2009", "\u2003\u2009", "\u2002中", "\u00a0's", "\u00a0'x", "\u00a0д", "\x85",
+       "\u2028", "\u205f", "\u00a0😀", "\u205fA"]
 )
 
 

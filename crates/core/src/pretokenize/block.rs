@@ -22,8 +22,9 @@
 //! of the letter; a letter in both of o200k's sets is a `W`, see [`TB_OTHER`]), `D` digits,
 //! `P` "punctuation" (`[^\s\p{L}\p{N}]`: every other ASCII byte, control characters
 //! included; a mark is `P` for cl100k and GPT-2 and a `W` for o200k, see [`TB_MARK`]), `SP`
-//! the space, `T` the other whitespace but newlines (`\t`, `\x0b`, `\x0c`, and the two- and
-//! three-byte ones such as the no-break space: see [`TB_SPACE`]), `NL` (`\r`, `\n`).
+//! the space, `T` the other whitespace but newlines (`\t`, `\x0b`, `\x0c`, and most of the
+//! two- and three-byte ones, such as the no-break space: see [`E280_SPACE`]), `NL` (`\r`,
+//! `\n`).
 //! Everything else (other non-ASCII, and `'`
 //! before a letter a contraction may start with, unless a space or punctuation precedes it
 //! or the contraction follows a letter: see [`classify_rare`]) is *complex*. A contraction
@@ -78,13 +79,13 @@ pub struct Classes {
     /// Every byte of a punctuation character.
     pub punct: u64,
     /// The first bytes of the two- and three-byte punctuation characters (marks included, see
-    /// `other`) and whitespace characters ([`TB_SPACE`]): what a piece's one-character prefix
+    /// `other`) and whitespace characters ([`E280_SPACE`]): what a piece's one-character prefix
     /// spans, and where a run's last character begins.
     pub lead2: u64,
     pub lead3: u64,
     pub space: u64,
-    /// `\t`, `\x0b`, `\x0c`, and every byte of the two- and three-byte whitespace
-    /// ([`TB_SPACE`]).
+    /// `\t`, `\x0b`, `\x0c`, and every byte of the two- and three-byte whitespace the windows
+    /// take ([`E280_SPACE`]).
     pub tab: u64,
     /// `\r`, `\n`.
     pub newline: u64,
@@ -113,6 +114,22 @@ const C2_PUNCT: u32 = 0x89d3_fbfe;
 /// Third bytes `0x80 + k` (bit `k`) after `0xe2 0x80` that make punctuation: U+200B-U+203F but
 /// the spaces U+2028, U+2029 and U+202F (U+2000-U+200A, also spaces, are bits 0-10).
 const E280_PUNCT: u64 = 0xffff_7cff_ffff_f800;
+/// Third bytes `0x80 + k` (bit `k`) after `0xe2 0x80` that make whitespace: U+2000-U+200A,
+/// U+2028, U+2029, U+202F (checked against the class table in the tests).
+///
+/// *Wide whitespace.* The whitespace other than `\r` and `\n` (`\s`) of two and three bytes
+/// (U+0085, U+00A0, these, and U+205F) is read by every pattern here as it reads a tab: no
+/// rule names a character of `\s` but the ASCII space and the newlines. [`classify_rare`]
+/// makes such a character `tab` in all its bytes, with its first byte in `lead2` / `lead3`,
+/// so that a run ending in one gives back the whole character (`\s+(?!\S)`,
+/// [`last_characters`]) and, as a prefix, it takes the letter after its last byte. Why: French
+/// puts a no-break space before `;:!?»` and after `«`, and zh-fortunes.txt has 8,703 of them
+/// (indents) in its first 1.5 MB; each made its window end there (and [`complex_soon`] skipped
+/// the windows near one), leaving its pieces to the scalar scanner. The ideographic space
+/// U+3000 and the Ogham space U+1680 stay complex: their leads (`0xe3`, `0xe1`) go to
+/// [`classify_three`], where a sixth class cost Japanese windows 2.5-6% of their split
+/// (thirtieth pass), and CJK text has few of them (ja.txt 13, zh-fortunes 25 in 1.5 MB).
+const E280_SPACE: u64 = 0x7ff | 1 << 0x28 | 1 << 0x29 | 1 << 0x2f;
 
 /// The pieces of a contraction after `'` (`s t d m ll ve re`, any case): an apostrophe before
 /// one of these letters is complex, and so is one before `ſ` (U+017F, `0xc5 0xbf`, folds to
@@ -148,8 +165,9 @@ fn contraction_at(w: &[u8; 64], k: usize) -> Option<usize> {
 
 /// [`TWO_BYTE`] and [`THREE_BYTE`] entries: an o200k-upper letter (`\p{L}`, in UP and not in
 /// LO), an o200k-lower one (in LO, not UP), punctuation that is no mark (`[^\s\p{L}\p{N}]`,
-/// neither UP nor LO), a letter in both sets ([`TB_OTHER`]), a mark ([`TB_MARK`]), or
-/// whitespace ([`TB_SPACE`]). Anything else (0: numbers) is complex.
+/// neither UP nor LO), a letter in both sets ([`TB_OTHER`]), or a mark ([`TB_MARK`]).
+/// Anything else (0: numbers, whitespace) is complex here; [`classify_rare`] takes most
+/// whitespace ([`E280_SPACE`]).
 const TB_UPPER: u8 = 1;
 const TB_LOWER: u8 = 2;
 const TB_PUNCT: u8 = 4;
@@ -179,17 +197,6 @@ const TB_OTHER: u8 = 8;
 /// window of such text fell to the scalar scanner (Hindi words: a split of about 105 MB/s for
 /// cl100k, whose pieces there are a character or two long; about 690 now).
 const TB_MARK: u8 = 16;
-/// Whitespace other than `\r` and `\n` (`\s`; U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028,
-/// U+2029, U+202F, U+205F, U+3000), which every pattern here reads as it reads a tab: no
-/// rule names a character of `\s` but the ASCII space and the newlines. Such a character is
-/// `tab` in all its bytes, with its first byte in `lead2` / `lead3`, so that a run ending in
-/// one gives back the whole character (`\s+(?!\S)`) and, as a prefix, it takes the letter
-/// after its last byte. Why: French puts a no-break space before `;:!?»` and after `«`, and
-/// zh-fortunes.txt has 8,703 of them (indents) in its first 1.5 MB; each made its window end
-/// there (and [`complex_soon`] skipped the windows near one), leaving its pieces to the scalar
-/// scanner. The two-byte ones are marked by [`classify_rare`] (leads `0xc2`), the
-/// three-byte ones by [`classify_three`] from [`THREE_BYTE`].
-const TB_SPACE: u8 = 32;
 
 /// The block path's class of every code point below U+0800, built at compile time from the
 /// same flag table as the scalar scanners, indexed by the code point, which for a two-byte
@@ -217,8 +224,6 @@ const fn block_class(cp: u32) -> u8 {
         TB_LOWER
     } else if f & (L | N | S | UP | LO) == 0 {
         TB_PUNCT
-    } else if f & (L | N | UP | LO) == 0 && cp != '\r' as u32 && cp != '\n' as u32 {
-        TB_SPACE
     } else {
         0
     }
@@ -270,8 +275,8 @@ fn code_point3(b0: u8, b1: u8, b2: u8) -> usize {
 /// The three-byte characters at `leads` (leads `0xe0`-`0xef` but `0xe1` before `b8`-`bb`,
 /// which [`classify_latin_additional`] takes, each followed by two continuation bytes, at bits
 /// up to 61), from [`THREE_BYTE`], as [`classify_two_byte`] does for two bytes: all three
-/// bytes get the class (whitespace: `tab`), punctuation and whitespace also mark their first
-/// byte in `lead3`, and a letter in both of o200k's sets is lower-case and in `other`. Each lead's class is written to a byte array at
+/// bytes get the class, punctuation also marks its first byte in `lead3`, and a letter in both
+/// of o200k's sets is lower-case and in `other`. Each lead's class is written to a byte array at
 /// its place and the masks are read off the array with compares: a CJK window has about
 /// twenty such characters, and four variable shifts each (the two-byte loop's form) made the
 /// classification cost more than the scalar scanner it replaced.
@@ -287,26 +292,25 @@ fn classify_three(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
         // k <= 61: the masks only spare the bounds checks.
         codes[k] = THREE_BYTE[code_point3(w[k], w[(k + 1) & 63], w[(k + 2) & 63])];
     }
-    let [up, lo, p, o, m, sp] = code_masks(&codes);
+    let [up, lo, p, o, m] = code_masks(&codes);
     let lo = lo | o;
     c.upper |= up | up << 1 | up << 2;
     c.lower |= lo | lo << 1 | lo << 2;
     // Marks: punctuation, and in `other` (see `TB_MARK`).
     let (p, o) = (p | m, o | m);
     c.punct |= p | p << 1 | p << 2;
+    c.lead3 |= p;
     c.other |= o | o << 1 | o << 2;
-    c.tab |= sp | sp << 1 | sp << 2;
-    c.lead3 |= p | sp;
 }
 
-/// The places of `codes` holding [`TB_UPPER`], [`TB_LOWER`], [`TB_PUNCT`], [`TB_OTHER`],
-/// [`TB_MARK`] and [`TB_SPACE`].
+/// The places of `codes` holding [`TB_UPPER`], [`TB_LOWER`], [`TB_PUNCT`], [`TB_OTHER`] and
+/// [`TB_MARK`].
 #[inline(always)]
-fn code_masks(codes: &[u8; 64]) -> [u64; 6] {
-    const CLASSES: [u8; 6] = [TB_UPPER, TB_LOWER, TB_PUNCT, TB_OTHER, TB_MARK, TB_SPACE];
+fn code_masks(codes: &[u8; 64]) -> [u64; 5] {
+    const CLASSES: [u8; 5] = [TB_UPPER, TB_LOWER, TB_PUNCT, TB_OTHER, TB_MARK];
     #[cfg(target_arch = "x86_64")]
     {
-        let mut m = [0u64; 6];
+        let mut m = [0u64; 5];
         for q in 0..4 {
             // Safety: SSE2 is part of x86-64; the load reads bytes 16q..16q + 16 of `codes`.
             unsafe {
@@ -320,7 +324,7 @@ fn code_masks(codes: &[u8; 64]) -> [u64; 6] {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let mut m = [0u64; 6];
+        let mut m = [0u64; 5];
         for (k, &e) in codes.iter().enumerate() {
             for (mask, class) in m.iter_mut().zip(CLASSES) {
                 *mask |= ((e == class) as u64) << k;
@@ -450,7 +454,7 @@ fn classify_two_byte(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
 
 /// The classes no SIMD compare finds cheaply, one byte at a time (they are rare): apostrophes
 /// (punctuation, or complex where a contraction may follow), two- and three-byte punctuation,
-/// and the two-byte whitespace (U+0085, U+00A0: [`TB_SPACE`]). `c` holds the other classes so far (the space, and the punctuation found before
+/// and the two- and three-byte whitespace the windows take ([`E280_SPACE`]). `c` holds the other classes so far (the space, and the punctuation found before
 /// this: ASCII, two- and three-byte); `apos` and `leads` (`0xc2`, `0xe2` bytes) come from the
 /// caller's compares.
 #[inline(always)]
@@ -508,8 +512,18 @@ fn classify_rare(w: &[u8; 64], c: &mut Classes, apos: u64, mut leads: u64) {
         } else if w[k] == 0xc2 && k < 63 && (w[k + 1] == 0xa0 || w[k + 1] == 0x85) {
             c.tab |= 3 << k;
             c.lead2 |= 1 << k;
-        } else if w[k] == 0xe2 && k < 62 && w[k + 1] == 0x80 && (0x80..=0xbf).contains(&w[k + 2]) && E280_PUNCT >> (w[k + 2] - 0x80) & 1 != 0 {
-            c.punct |= 7 << k;
+        } else if w[k] == 0xe2 && k < 62 && w[k + 1] == 0x80 && (0x80..=0xbf).contains(&w[k + 2]) {
+            let bit = 1 << (w[k + 2] - 0x80);
+            if E280_PUNCT & bit != 0 {
+                c.punct |= 7 << k;
+                c.lead3 |= 1 << k;
+            } else if E280_SPACE & bit != 0 {
+                c.tab |= 7 << k;
+                c.lead3 |= 1 << k;
+            }
+        } else if w[k] == 0xe2 && k < 62 && w[k + 1] == 0x81 && w[k + 2] == 0x9f {
+            // U+205F, the medium mathematical space.
+            c.tab |= 7 << k;
             c.lead3 |= 1 << k;
         }
     }
@@ -557,6 +571,11 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
             // below would; `e2 80` punctuation is punctuation in the table too.
             0xe0..=0xef if k < 62 && (0x80..=0xbf).contains(&w[k + 1]) && (0x80..=0xbf).contains(&w[k + 2]) => {
                 mark_char(&mut c, &mut high, THREE_BYTE[code_point3(b, w[k + 1], w[k + 2])], k, 3);
+                // `classify_rare` takes the whitespace of `e2 80` and `e2 81` (`E280_SPACE`),
+                // which the table leaves complex; the SIMD forms give it every `0xe2`.
+                if b == 0xe2 {
+                    leads |= bit;
+                }
                 k += 2;
             }
             0xf0 if k < 61 && w[k + 1] == 0x9f && (0x80..=0xbf).contains(&w[k + 2]) && (0x80..=0xbf).contains(&w[k + 3]) => {
@@ -585,7 +604,7 @@ fn classify_scalar(w: &[u8; 64]) -> Classes {
 
 /// Marks the `len` bytes of a character at bit `k` by its class in `TWO_BYTE` (two bytes) or
 /// `THREE_BYTE` (three): a letter's case (a letter in both of o200k's sets also in `other`),
-/// or punctuation, a mark or whitespace (`tab`) with its first byte in `lead2` / `lead3`;
+/// or punctuation or a mark with its first byte in `lead2` / `lead3`;
 /// any other class leaves it for the scalar scanner (`high`).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
@@ -603,14 +622,6 @@ fn mark_char(c: &mut Classes, high: &mut u64, class: u8, k: usize, len: u32) {
             if class == TB_MARK {
                 c.other |= bytes;
             }
-            if len == 2 {
-                c.lead2 |= 1 << k;
-            } else {
-                c.lead3 |= 1 << k;
-            }
-        }
-        TB_SPACE => {
-            c.tab |= bytes;
             if len == 2 {
                 c.lead2 |= 1 << k;
             } else {
@@ -982,7 +993,7 @@ fn starts_r50k(c: &Classes, letter: u64, ws: u64) -> u64 {
 
 /// The first byte of the character that ends at each bit of `ends` (the last bytes of
 /// whitespace runs; `ws` is the whitespace): the bit itself, or the lead of the two- or
-/// three-byte whitespace character it ends ([`TB_SPACE`]). So `\s+(?!\S)` gives back a whole
+/// three-byte whitespace character it ends ([`E280_SPACE`]). So `\s+(?!\S)` gives back a whole
 /// character, and a run of one such character, two or three bytes, is one character.
 #[inline(always)]
 fn last_characters(c: &Classes, ws: u64, ends: u64) -> u64 {
@@ -1064,7 +1075,7 @@ const SOON: usize = 15;
 /// Whether one of the first [`SOON`] bytes of `w` starts a character [`classify`] always
 /// calls complex: one of four bytes outside U+1F000-U+1FFFF (the rarer CJK ideographs,
 /// mathematical letters; [`EMOJI`] has the emoji). (Until the thirtieth pass the no-break
-/// space too, which [`TB_SPACE`] now classifies.)
+/// space too, which [`classify_rare`] now classifies: [`E280_SPACE`].)
 ///
 /// Why: a window yields only the pieces that end before its first complex byte, and none when
 /// whitespace runs up to it (`"    │"`, `" Debian 😀"`: the run may go on), and a window that
@@ -1192,27 +1203,27 @@ mod tests {
         // U+1F000-U+1FFFF; before no letter (see `emoji_before_letter`).
         "😀 ", "😂!", "👍🏽 ", "🙏\n", "🔥🔥 ", "👨\u{200d}👩\u{200d}👧 ", "🇩🇪,", "a😀 ", " 😀.", "5😀 ", "😀'",
         "\u{1f000} ", "\u{1fbca}-", "\u{1ffff} ", "🄰 ",
-        // Whitespace of two and three bytes (`TB_SPACE`), alone, in runs with the space, tab
+        // Whitespace of two and three bytes (`E280_SPACE`), alone, in runs with the space, tab
         // and newlines, before and after letters, digits, punctuation, apostrophes and marks:
-        // French's `mot ;` and `« mot »`, numbers grouped by a no-break space, the
-        // ideographic space in CJK text.
+        // French's `mot ;` and `« mot »`, numbers grouped by a no-break space, spaces in CJK.
         "\u{a0}", "\u{a0}", "\u{85}", "\u{2028}", "\u{2029}", "\u{202f}", "\u{2003}", "\u{200a}", "\u{205f}",
-        "\u{3000}", "\u{1680}", "mot\u{a0};", "«\u{a0}mot\u{a0}»", "10\u{a0}000", "\u{a0}\u{a0}x", " \u{a0}A",
-        "\u{a0} a", "\u{a0}\n", "\n\u{a0}", "\u{a0}\t", ".\u{a0}", "\u{a0}'s", "\u{a0}'x", "\u{202f}!", "\u{3000}中",
-        "中\u{3000}", "\u{3000}「", "\u{2003}\u{a0}\u{3000}", "\u{a0}д", "\u{a0}\u{301}", "\u{a0}😀", "x\u{85}\r\n",
+        "mot\u{a0};", "«\u{a0}mot\u{a0}»", "10\u{a0}000", "\u{a0}\u{a0}x", " \u{a0}A", "\u{a0} a", "\u{a0}\n",
+        "\n\u{a0}", "\u{a0}\t", ".\u{a0}", "\u{a0}'s", "\u{a0}'x", "\u{202f}!", "\u{2002}中", "中\u{a0}", "\u{a0}「",
+        "\u{2003}\u{a0}\u{2009}", "\u{a0}д", "\u{a0}\u{301}", "\u{a0}😀", "x\u{85}\r\n", "\u{205f}\u{2028}A",
     ];
     const COMPLEX: &[&str] = &[
         "'s", "'LL", "'t", "'ſ", "×", "÷", "µ", "ª", "²", "½", "中", "ǅ", "ʰ", "Ω", "٣", "€",
         // Two-byte characters the table leaves complex: numbers (Arabic-Indic digits); and
         // `'` before `ſ` or a three-byte letter.
         "߁", "'中", "'ạ", "٣",
-        // Three-byte characters the table leaves complex: numbers (Devanagari's and Thai's
-        // digits too); a letter in both of o200k's sets or a mark before an upper-case one
-        // (see `TB_OTHER`), and a mark after punctuation (see `TB_MARK`).
-        "０", "〇", "①", "५", "๕", "東A", "東Ab", "のД",
-        // With the lead `0xe1`: Myanmar's, Khmer's and Ethiopic's digits, a Myanmar letter
-        // (both sets) before an upper-case Georgian one.
-        "၁", "១", "፩", "ကᲐ",
+        // Three-byte characters the table leaves complex: the ideographic space, numbers
+        // (Devanagari's and Thai's digits too); a letter in both of o200k's sets or a mark
+        // before an upper-case one (see `TB_OTHER`), and a mark after punctuation (see
+        // `TB_MARK`).
+        "\u{3000}", "\u{3000}中", "０", "〇", "①", "५", "๕", "東A", "東Ab", "のД",
+        // With the lead `0xe1`: Myanmar's, Khmer's and Ethiopic's digits, the Ogham space, a
+        // Myanmar letter (both sets) before an upper-case Georgian one.
+        "၁", "១", "፩", "\u{1680}", "ကᲐ",
         // Four-byte characters outside U+1F000-U+1FFFF, and the numbers in it (`No`, `Nd`); an
         // emoji right before a letter (see `emoji_before_letter`).
         "𝐀", "𝐚", "𠀀", "𐐀", "🄁", "\u{1f10c}", "\u{1fbf9}", "'😀", "😀a", "A😀b", "😀Ab", "😀д",
@@ -1280,6 +1291,8 @@ mod tests {
         }
         for k in 0..64u32 {
             assert_eq!(E280_PUNCT >> k & 1 != 0, is_punct(flags(0x2000 + k)), "U+{:04X}", 0x2000 + k);
+            let space = flags(0x2000 + k) & crate::pretokenize::unicode::S != 0;
+            assert_eq!(E280_SPACE >> k & 1 != 0, space, "U+{:04X}", 0x2000 + k);
         }
         for cp in 0xc0..0x100u32 {
             let f = flags(cp);
@@ -1297,7 +1310,7 @@ mod tests {
     /// point `cp` make it (the definition both table tests hold the tables to).
     fn entry_fits(e: u8, f: u8, cp: u32) -> bool {
         use crate::pretokenize::scan::is_punct;
-        use crate::pretokenize::unicode::{L, LO, N, S, UP};
+        use crate::pretokenize::unicode::{L, LO, UP};
         let case = f & (UP | LO);
         match e {
             TB_UPPER => f & L != 0 && case == UP,
@@ -1305,8 +1318,7 @@ mod tests {
             TB_OTHER => f & L != 0 && case == UP | LO,
             TB_PUNCT => is_punct(f) && case == 0,
             TB_MARK => is_punct(f) && case == UP | LO,
-            TB_SPACE => f & S != 0 && f & (L | N) == 0 && case == 0,
-            0 => f & (L | S) == 0 && !(is_punct(f) && case == 0) && case != UP | LO,
+            0 => f & L == 0 && !(is_punct(f) && case == 0) && case != UP | LO,
             e => panic!("U+{cp:04X}: entry {e}"),
         }
     }
@@ -1342,7 +1354,7 @@ mod tests {
     #[test]
     fn three_byte_table_matches_the_class_table() {
         use crate::pretokenize::unicode::flags;
-        let mut count = [0u32; TB_SPACE as usize + 1];
+        let mut count = [0u32; TB_MARK as usize + 1];
         for cp in 0x800..0x10000u32 {
             let f = flags(cp);
             let e = THREE_BYTE[cp as usize];
@@ -1362,11 +1374,6 @@ mod tests {
             assert_eq!(THREE_BYTE[cp as usize], TB_MARK, "U+{cp:04X}");
         }
         assert!(count[TB_OTHER as usize] > 40_000 && count[TB_PUNCT as usize] > 5_000, "{count:?}");
-        // The whitespace: U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
-        assert_eq!(count[TB_SPACE as usize], 17, "{count:?}");
-        for cp in (0x2000..=0x200a).chain([0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]) {
-            assert_eq!(THREE_BYTE[cp as usize], TB_SPACE, "U+{cp:04X}");
-        }
         assert!(count[TB_UPPER as usize] > 500 && count[TB_LOWER as usize] > 500, "{count:?}");
     }
 
@@ -1507,7 +1514,7 @@ mod tests {
         }
         // It does skip: the four-byte leads (`0xf0` and up, but `f0 9f`, `EMOJI`'s) at every
         // position looked at; no two- or three-byte character (the no-break space is
-        // whitespace in the window, `TB_SPACE`).
+        // whitespace in the window, `E280_SPACE`).
         assert_eq!(skipped, 5 * 16 * 64 * 64 - 5 * 64);
         let mut w = [b'a'; 64];
         w[3..5].copy_from_slice(&[0xc2, 0xa0]);
@@ -1713,16 +1720,16 @@ mod tests {
 
     /// French as it is typeset (a no-break space before `:;!?`, inside `« »` and between a
     /// number and its unit, a narrow one before `;`), and Chinese and Japanese with the
-    /// ideographic space and no-break-space indents (zh-fortunes.txt's): the same pieces as the
-    /// scalar scanners, and nearly all from the masks ([`TB_SPACE`]; all of these were complex
-    /// until the thirtieth pass).
+    /// no-break-space indents of zh-fortunes.txt and an em space: the same pieces as the scalar
+    /// scanners, and nearly all from the masks ([`E280_SPACE`]; all of these were complex until
+    /// the thirtieth pass).
     #[test]
     fn wide_spaces_take_the_block_path() {
         let words = ["Bonjour", "le", "monde", "Qu'est-ce", "que", "c'est", "l'été", "Ça", "va", "très", "bien", "100", "km"];
         let seps = [" ", " ", " ", "\u{a0}: ", "\u{a0}! ", " «\u{a0}", "\u{a0}» ", "\u{a0}? ", "\u{202f}; ", "\u{a0}", ", ", ".\n"];
         takes_the_block_path(&words_and_separators(0x0ddb_a11c_afe0_0005, &words, &seps));
         let words = ["什么是", "Debian", "项目", "是一个由个人组成的团体", "日本語", "の", "テキスト", "です", "2024年"];
-        let seps = ["\u{3000}", "\u{3000}", "。\n\u{a0}\u{a0}\u{a0} ", "，", " ", "\n\u{3000}", "\u{2003}", "、"];
+        let seps = ["\u{a0}", " ", "。\n\u{a0}\u{a0}\u{a0} ", "，", " ", "\n\u{a0}\u{a0}", "\u{2003}", "、"];
         takes_the_block_path(&words_and_separators(0x0ddb_a11c_afe0_0006, &words, &seps));
     }
 
