@@ -128,7 +128,7 @@ const E280_PUNCT: u64 = 0xffff_7cff_ffff_f800;
 /// the windows near one), leaving its pieces to the scalar scanner. The ideographic space
 /// U+3000 and the Ogham space U+1680 stay complex: their leads (`0xe3`, `0xe1`) go to
 /// [`classify_three`], where a sixth class cost Japanese windows 2.5-6% of their split
-/// (thirtieth pass), and CJK text has few of them (ja.txt 13, zh-fortunes 25 in 1.5 MB).
+/// (twenty-eighth pass), and CJK text has few of them (ja.txt 13, zh-fortunes 25 in 1.5 MB).
 const E280_SPACE: u64 = 0x7ff | 1 << 0x28 | 1 << 0x29 | 1 << 0x2f;
 
 /// The pieces of a contraction after `'` (`s t d m ll ve re`, any case): an apostrophe before
@@ -1074,7 +1074,7 @@ const SOON: usize = 15;
 
 /// Whether one of the first [`SOON`] bytes of `w` starts a character [`classify`] always
 /// calls complex: one of four bytes outside U+1F000-U+1FFFF (the rarer CJK ideographs,
-/// mathematical letters; [`EMOJI`] has the emoji). (Until the thirtieth pass the no-break
+/// mathematical letters; [`EMOJI`] has the emoji). (Until the twenty-eighth pass the no-break
 /// space too, which [`classify_rare`] now classifies: [`E280_SPACE`].)
 ///
 /// Why: a window yields only the pieces that end before its first complex byte, and none when
@@ -1722,7 +1722,7 @@ mod tests {
     /// number and its unit, a narrow one before `;`), and Chinese and Japanese with the
     /// no-break-space indents of zh-fortunes.txt and an em space: the same pieces as the scalar
     /// scanners, and nearly all from the masks ([`E280_SPACE`]; all of these were complex until
-    /// the thirtieth pass).
+    /// the twenty-eighth pass).
     #[test]
     fn wide_spaces_take_the_block_path() {
         let words = ["Bonjour", "le", "monde", "Qu'est-ce", "que", "c'est", "l'été", "Ça", "va", "très", "bien", "100", "km"];
