@@ -24,11 +24,10 @@
 //! included; a mark is `P` for cl100k and GPT-2 and a `W` for o200k, see [`TB_MARK`]), `SP`
 //! the space, `T` the other whitespace but newlines (`\t`, `\x0b`, `\x0c`, and most of the
 //! two- and three-byte ones, such as the no-break space: see [`E280_SPACE`]), `NL` (`\r`,
-//! `\n`).
-//! Everything else (other non-ASCII, and `'`
-//! before a letter a contraction may start with, unless a space or punctuation precedes it
-//! or the contraction follows a letter: see [`classify_rare`]) is *complex*. A contraction
-//! after a letter has masks of its own, which [`starts`] applies per grammar. The window
+//! `\n`). Everything else (other non-ASCII, and `'` before a letter a contraction may start
+//! with, unless a space or punctuation precedes it or the contraction follows a letter: see
+//! [`classify_rare`]) is *complex*. A contraction after a letter has masks of its own, which
+//! [`starts`] applies per grammar. The window
 //! starts at a known piece start `i`; bit `k` is byte `i + k`. Working from the regexes'
 //! alternatives in order (the module docs of `o200k.rs`, `cl100k.rs` and `scan.rs` give each
 //! alternative's backtracking outcome):
@@ -454,9 +453,9 @@ fn classify_two_byte(w: &[u8; 64], c: &mut Classes, mut leads: u64) {
 
 /// The classes no SIMD compare finds cheaply, one byte at a time (they are rare): apostrophes
 /// (punctuation, or complex where a contraction may follow), two- and three-byte punctuation,
-/// and the two- and three-byte whitespace the windows take ([`E280_SPACE`]). `c` holds the other classes so far (the space, and the punctuation found before
-/// this: ASCII, two- and three-byte); `apos` and `leads` (`0xc2`, `0xe2` bytes) come from the
-/// caller's compares.
+/// and the two- and three-byte whitespace the windows take ([`E280_SPACE`]). `c` holds the
+/// other classes so far (the space, and the punctuation found before this: ASCII, two- and
+/// three-byte); `apos` and `leads` (`0xc2`, `0xe2` bytes) come from the caller's compares.
 #[inline(always)]
 fn classify_rare(w: &[u8; 64], c: &mut Classes, apos: u64, mut leads: u64) {
     // An apostrophe right after a space or punctuation (`SP`, `P`, or another apostrophe) is
@@ -737,7 +736,7 @@ fn assemble(w: &[u8; 64], m: Compares) -> Classes {
         ..Classes::default()
     };
     // A window of ASCII with no apostrophe (most of English and code) has no class left to
-    // find: each step below would find its masks empty. Returning here kept the thirtieth
+    // find: each step below would find its masks empty. Returning here kept the twenty-eighth
     // pass's wider whitespace rules from costing such windows (`stage ... encode`, o200k, warm,
     // five alternated pairs: en 0.95 and de 0.96 without it, 1.00 and 0.99 with it).
     if m.high | m.apos == 0 {
